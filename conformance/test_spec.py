@@ -1,0 +1,164 @@
+"""Tier 1, spec sanity: the contract data is well-formed, complete and closed.
+
+These run before any adapter is consulted: a suite built on a broken spec proves nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from conformance.seeds import seed_statements
+from conformance.spec import Spec, expand_text, load_spec, schema_validator
+
+
+@pytest.fixture(scope="module")
+def spec() -> Spec:
+    return load_spec()
+
+
+def test_every_file_loads_and_validates(spec: Spec) -> None:
+    # load_spec validates each area against schema/<area>.json and cross-checks them;
+    # it raises naming every problem, so reaching here means all of it holds.
+    assert list(spec.areas) == [
+        "selection", "results", "diagnostic", "claude-code", "codex", "redaction", "adapter-protocol",
+    ]
+
+
+def test_schemas_are_valid_draft_2020_12(spec: Spec) -> None:
+    for path in sorted((spec.root / "schema").glob("*.json")):
+        schema = json.loads(path.read_text(encoding="utf-8"))
+        assert schema.get("$schema") == "https://json-schema.org/draft/2020-12/schema", path.name
+        schema_validator(spec.root, path.stem)  # raises SchemaError when the schema itself is malformed
+
+
+def test_requirement_ids_are_unique_and_prefixed(spec: Spec) -> None:
+    counts = Counter(req.id for req in spec.requirements())
+    assert [rid for rid, n in counts.items() if n > 1] == []
+    for area in spec.areas.values():
+        assert all(req.id.startswith(area.id_prefix + "-") for req in area.requirements), area.name
+
+
+def test_every_requirement_has_a_source_and_every_exclusion_a_reason(spec: Spec) -> None:
+    for req in spec.requirements():
+        assert req.sources, req.id
+        assert req.excluded is None or len(req.excluded.split()) >= 3, req.id
+
+
+def _values(spec: Spec, ref: str) -> list[Any]:
+    return list(spec.vocabulary(ref).values)
+
+
+def test_codex_union_is_the_locked_sixteen(spec: Spec) -> None:
+    strings = _values(spec, "codex.variant_string")
+    objects = _values(spec, "codex.variant_object")
+    assert (len(strings), len(objects)) == (11, 5)
+    assert _values(spec, "codex.variant") == strings + objects
+    with_status = _values(spec, "codex.http_status_variant")
+    assert len(with_status) == 4 and set(with_status) < set(objects)
+    rows = {row["variant"]: row for row in spec.table("codex", "variants").rows}
+    assert sorted(rows) == sorted(strings + objects)
+    for name, row in rows.items():
+        wire = row["wire"]
+        if name in strings:
+            assert (row["kind"], wire) == ("string", name)
+        else:
+            assert row["kind"] == "object" and isinstance(wire, dict) and list(wire) == [name]
+        assert row["keeps_http_status"] is (name in with_status), name
+    assert spec.areas["codex"].locked == {"package": "@openai/codex", "version": "0.147.0"}
+
+
+def test_claude_code_union_is_the_locked_four_plus_success(spec: Spec) -> None:
+    errors = _values(spec, "claude-code.error_subtype")
+    assert len(errors) == 4 and all(e.startswith("error_") for e in errors)
+    assert sorted(_values(spec, "claude-code.result_subtype")) == sorted(["success", *errors])
+    assert set(errors) < set(_values(spec, "claude-code.category"))
+    locked = spec.areas["claude-code"].locked
+    assert locked is not None and (locked["package"], locked["version"]) == ("@anthropic-ai/claude-agent-sdk", "0.3.220")
+
+
+@pytest.mark.parametrize(("product", "count"), [("claude-code", 4), ("codex", 6)])
+def test_stage_tables_are_complete(spec: Spec, product: str, count: int) -> None:
+    stages = _values(spec, f"{product}.stage")
+    rows = spec.table(product, "stages").rows
+    assert len(stages) == count
+    assert [row["stage"] for row in rows] == stages, "one row per stage, in vocabulary order"
+    for row in rows:
+        assert row["owner"].strip() and row["observable_failure"].strip(), row["stage"]
+        assert row["categories"], f"stage {row['stage']} allows no category"
+
+
+def test_claude_blank_set_is_the_ecmascript_trim_set(spec: Spec) -> None:
+    # ECMAScript trim() strips WhiteSpace (TAB, VT, FF, ZWNBSP and every Zs) and
+    # LineTerminator (LF, CR, LS, PS); derived here from the Unicode database, not copied.
+    expected = {0x09, 0x0B, 0x0C, 0xFEFF, 0x0A, 0x0D, 0x2028, 0x2029}
+    expected |= {cp for cp in range(0x110000) if unicodedata.category(chr(cp)) == "Zs"}
+    assert set(_values(spec, "claude-code.js_whitespace")) == expected
+
+
+def test_strip_disagreements_are_real(spec: Spec) -> None:
+    blank = set(_values(spec, "claude-code.js_whitespace"))
+    rows = spec.table("claude-code", "strip_disagreements").rows
+    assert rows
+    for row in rows:
+        char = chr(row["codepoint"])
+        assert (char.strip() == "") != (row["codepoint"] in blank), f"U+{row['codepoint']:04X} does not disagree"
+    listed = {row["codepoint"] for row in rows}
+    every = {cp for cp in range(0x110000) if (chr(cp).strip() == "") != (cp in blank)}
+    assert listed == every, "the table must list every code point where Python and JavaScript disagree"
+
+
+def test_bound_vectors_state_true_byte_counts(spec: Spec) -> None:
+    for row in spec.table("diagnostic", "bound_vectors").rows:
+        given, expected = expand_text(row["input"]), expand_text(row["expected"])
+        assert len(given.encode()) == row["input_bytes"], row["name"]
+        assert len(expected.encode()) == row["expected_bytes"], row["name"]
+        assert row["expected_bytes"] <= 4096 and "\ufffd" not in expected, row["name"]
+
+
+def test_golden_vectors_fit_the_operation_schemas(spec: Spec) -> None:
+    ops = schema_validator(spec.root, "operations")
+    def check(definition: str, value: Any, where: str) -> None:
+        errors = list(ops.evolve(schema={"$ref": f"urn:subagent-conformance:spec:operations#/$defs/{definition}"}).iter_errors(value))
+        assert not errors, f"{where}: {errors[0].message}"
+    for row in spec.table("selection", "golden_vectors").rows:
+        events = [step["event"] for step in row["steps"] if "event" in step]
+        if len(events) == len(row["steps"]):
+            check("select_output_input", {"binding": row["binding"], "events": events}, row["name"])
+        check("fold_output_input", {"binding": row["binding"], "steps": row["steps"]}, row["name"])
+        check("select_output_output", row["expected"], row["name"])
+    for row in spec.table("results", "render_vectors").rows:
+        check("render_tool_result_input", row["result"], row["name"])
+        check("render_tool_result_output", row["expected"], row["name"])
+    for row in spec.table("results", "settle_vectors").rows:
+        check("settle_run_input", row["input"], row["name"])
+        check("settle_run_output", row["expected"], row["name"])
+
+
+def test_golden_vector_names_are_unique(spec: Spec) -> None:
+    for area in spec.areas.values():
+        for table in area.tables.values():
+            if any(c.name == "covers" for c in table.columns) and any(c.name == "name" for c in table.columns):
+                names = Counter(row["name"] for row in table.rows)
+                assert [n for n, k in names.items() if k > 1] == [], f"{area.name}.{table.name}"
+
+
+def test_seed_map_lists_every_statement_in_order(spec: Spec) -> None:
+    files = sorted(p.name for p in (spec.root / "seeds").glob("*.txt"))
+    assert [seed.file for seed in spec.seeds] == files
+    for seed in spec.seeds:
+        cut = seed_statements(spec.root / "seeds" / seed.file)
+        listed = [st.text for st in seed.statements]
+        assert listed == cut, f"{seed.file}: spec/seeds.yaml must list the statements exactly as cut"
+
+
+def test_every_seed_sentence_maps_to_requirements(spec: Spec) -> None:
+    # The schema allows `informative` only as "heading" or "metadata"; every sentence of
+    # a seed note is carried by at least one requirement ID (checked to exist on load).
+    for seed in spec.seeds:
+        for st in seed.statements:
+            assert st.requirements or st.informative in ("heading", "metadata"), st.text

@@ -1,0 +1,82 @@
+"""A broken spec must be rejected with the file, the line and the field that are wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+from conformance.spec import Problem, SpecError, load_spec
+from tests.conftest import Edit
+
+
+def problems(root: Path) -> list[Problem]:
+    with pytest.raises(SpecError) as caught:
+        load_spec(root)
+    return caught.value.problems
+
+
+def test_the_shipped_spec_loads() -> None:
+    assert sum(1 for _ in load_spec().requirements()) > 100
+
+
+def test_schema_violation_names_file_line_and_field(spec_copy: Path, edit: Edit) -> None:
+    line = edit("codex.yaml", r"(?<=level: )MUST", "MAY")
+    [problem] = problems(spec_copy)
+    assert (problem.file, problem.line) == ("codex.yaml", line)
+    assert problem.field.startswith("requirements[") and problem.field.endswith("].level")
+    assert "'MAY' is not one of" in problem.message
+    assert str(problem).startswith(f"codex.yaml:{line}: requirements[")
+
+
+def test_undeclared_vocabulary_value_is_named(spec_copy: Path, edit: Edit) -> None:
+    line = edit("codex.yaml", r"(?<=variant: )cyberPolicy\b", "cyberPolicyy")
+    found = problems(spec_copy)
+    assert any(
+        p.file == "codex.yaml" and p.line == line and "'cyberPolicyy'" in p.message and "codex.variant" in p.message
+        for p in found
+    ), found
+
+
+def test_unknown_requirement_reference_is_named(spec_copy: Path, edit: Edit) -> None:
+    line = edit("seeds.yaml", r"(?<=requirements: \[)[A-Z]+-\d{3}", "SEL-999")
+    [problem] = problems(spec_copy)
+    assert (problem.file, problem.line) == ("seeds.yaml", line)
+    assert "SEL-999" in problem.message and ".requirements[0]" in problem.field
+
+
+def test_duplicate_requirement_id_is_named(spec_copy: Path, edit: Edit) -> None:
+    text = (spec_copy / "selection.yaml").read_text(encoding="utf-8")
+    second = text.index("- id: SEL-002")
+    line = text.count("\n", 0, second) + 1
+    edit("selection.yaml", r"- id: SEL-002\b", "- id: SEL-001")
+    found = problems(spec_copy)
+    assert any(p.file == "selection.yaml" and p.line == line and "SEL-001 is already used" in p.message for p in found)
+
+
+def test_duplicate_yaml_key_is_named(spec_copy: Path, edit: Edit) -> None:
+    line = edit("index.yaml", r"^title: .*$", "title: one\ntitle: two")
+    [problem] = problems(spec_copy)
+    assert (problem.file, problem.line) == ("index.yaml", line + 1)
+    assert "duplicate key 'title'" in problem.message
+
+
+def test_yaml_syntax_error_is_located(spec_copy: Path, edit: Edit) -> None:
+    line = edit("results.yaml", r"^requirements:$", "requirements: [")
+    found = problems(spec_copy)
+    assert found[0].file == "results.yaml" and found[0].line >= line and "not valid YAML" in found[0].message
+
+
+def test_stray_spec_file_is_refused(spec_copy: Path) -> None:
+    (spec_copy / "notes.yaml").write_text("a: 1\n", encoding="utf-8")
+    [problem] = problems(spec_copy)
+    assert problem.file == "notes.yaml" and "does not list" in problem.message
+
+
+def test_check_spec_command_reports_and_fails(spec_copy: Path, edit: Edit, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--spec", str(spec_copy), "check-spec"]) == 0
+    line = edit("diagnostic.yaml", r"(?<=level: )MUST", "must")
+    assert main(["--spec", str(spec_copy), "check-spec"]) == 1
+    err = capsys.readouterr().err
+    assert f"diagnostic.yaml:{line}: requirements[" in err
