@@ -1,0 +1,81 @@
+"""Output selection: the child's final output is its last non-empty assistant message,
+else the text it streamed; an empty (usage-only) message never counts.
+
+One incremental fold serves every consumer, so all observers of a run agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+ContentBlock = dict[str, Any]
+Event = Mapping[str, Any]
+
+
+def joined_stream_text(stream: Iterable[Mapping[str, Any]]) -> str:
+    """The text an embedded assistant stream carried: packed text runs and raw text deltas."""
+    parts: list[str] = []
+    for record in stream:
+        kind = record["type"]
+        if kind == "text-chunks":
+            parts.extend(record["texts"])
+        elif kind == "chunk":
+            chunk = record["chunk"]
+            if chunk["type"] == "text-delta":
+                parts.append(chunk["text"])
+    return "".join(parts)
+
+
+class AssistantOutputFold:
+    """Fold a child's events (or raw streamed text) into its final output.
+
+    ``binding`` says where streamed text lives: ``chunk-events`` (``assistant/chunk``
+    text deltas), ``embedded-stream`` (``data.stream`` of ``assistant/message`` and
+    ``assistant/attempt``) or ``text-stream`` (raw text pushed with :meth:`push_text`).
+    """
+
+    __slots__ = ("_binding", "_message", "_partial")
+
+    def __init__(self, binding: str) -> None:
+        if binding not in ("chunk-events", "embedded-stream", "text-stream"):
+            raise ValueError(f"unknown selection binding {binding!r}")
+        self._binding = binding
+        self._message: list[ContentBlock] | None = None
+        self._partial: list[str] = []
+
+    def push(self, event: Event) -> None:
+        kind = event["type"]
+        if kind == "assistant/message":
+            data = event["data"]
+            content = data["message"]["content"]
+            if content:
+                self._message = content
+            if self._binding == "embedded-stream":
+                self.push_text(joined_stream_text(data.get("stream") or ()))
+        elif kind == "assistant/chunk":
+            if self._binding == "chunk-events":
+                chunk = event["data"]["chunk"]
+                if chunk["type"] == "text-delta" and chunk["text"]:
+                    self._partial.append(chunk["text"])
+        elif kind == "assistant/attempt" and self._binding == "embedded-stream":
+            self.push_text(joined_stream_text(event["data"].get("stream") or ()))
+
+    def push_text(self, text: str) -> None:
+        if text:
+            self._partial.append(text)
+
+    def collect(self) -> list[ContentBlock] | None:
+        """The output so far; ``None`` when the child produced none (not ``[]``)."""
+        if self._message is not None:
+            return list(self._message)
+        text = "".join(self._partial)
+        return [{"type": "text", "text": text}] if text else None
+
+
+def final_assistant_output(events: Iterable[Event], binding: str) -> list[ContentBlock] | None:
+    """Apply the rule to a whole child-owned event suffix."""
+    fold = AssistantOutputFold(binding)
+    for event in events:
+        fold.push(event)
+    return fold.collect()
