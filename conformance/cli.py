@@ -59,7 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(run=_check_spec)
 
     docs = commands.add_parser("docs", help="render spec/ into docs/contract.md")
-    docs.add_argument("--output", type=Path, default=Path("docs/contract.md"), help="where to write (default: %(default)s)")
+    docs.add_argument(
+        "--output", type=Path, default=Path("docs/contract.md"), help="where to write (default: %(default)s)"
+    )
     docs.add_argument("--check", action="store_true", help="fail when the file differs from a fresh rendering")
     docs.set_defaults(run=_docs)
     return parser

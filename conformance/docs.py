@@ -8,6 +8,7 @@ from typing import Any
 from conformance.spec import Area, Column, Requirement, Spec, Table
 
 _WIDE = 100  # a row with a cell wider than this renders as a block, not a table row
+SEEDS_TITLE = "Seed statements and the requirements that carry them"
 
 
 def _json(value: Any) -> str:
@@ -64,7 +65,10 @@ def _render_table(table: Table) -> list[str]:
             for column, cell in zip(table.columns[1:], rendered[1:], strict=True):
                 if column.type == "json" and column.name in row and len(cell) > _WIDE:
                     out += [f"  - **{column.name}:**", "", "    ```json"]
-                    out += ["    " + line for line in json.dumps(row[column.name], ensure_ascii=False, indent=2).splitlines()]
+                    out += [
+                        "    " + line
+                        for line in json.dumps(row[column.name], ensure_ascii=False, indent=2).splitlines()
+                    ]
                     out += ["    ```", ""]
                 else:
                     out.append(f"  - **{column.name}:** {cell}")
@@ -125,7 +129,7 @@ def _render_area(area: Area) -> list[str]:
 
 def _render_seeds(spec: Spec) -> list[str]:
     out = [
-        "## Seed statements and the requirements that carry them",
+        f"## {SEEDS_TITLE}",
         "",
         "Every statement of the three seed notes (`spec/seeds/`), in order, with the requirement IDs that carry it.",
         "A piece that states nothing to conform to (a heading, metadata) says why.",
@@ -146,7 +150,7 @@ def render_contract(spec: Spec) -> str:
     out = [
         f"# {spec.title}",
         "",
-        f"<!-- Generated from spec/ by `subagent-conformance docs`; do not edit. CI fails when it drifts. -->",
+        "<!-- Generated from spec/ by `subagent-conformance docs`; do not edit. CI fails when it drifts. -->",
         "",
         f"Spec version {spec.version}: {len(spec.areas)} areas, {len(reqs)} requirements "
         f"({sum(r.level == 'MUST' for r in reqs)} MUST, {sum(r.level == 'SHOULD' for r in reqs)} SHOULD, "
@@ -156,7 +160,10 @@ def render_contract(spec: Spec) -> str:
         "",
     ]
     out += [f"- [{a.title}](#{_anchor(a.title)}) — {a.id_prefix}" for a in spec.areas.values()]
-    out += ["- [Seed statements and the requirements that carry them](#seed-statements-and-the-requirements-that-carry-them)", ""]
+    out += [
+        f"- [{SEEDS_TITLE}](#{_anchor(SEEDS_TITLE)})",
+        "",
+    ]
     for area in spec.areas.values():
         out += _render_area(area)
     out += _render_seeds(spec)

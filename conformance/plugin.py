@@ -1,17 +1,24 @@
-"""The pytest plugin (entry point ``pytest11``): profiles, the report header, requirement markers."""
+"""The pytest plugin (entry point ``pytest11``): the adapter under test, Hypothesis profiles,
+requirement markers, the report header and the conformance report."""
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis import HealthCheck, Phase, settings
 
 import conformance
-from conformance.spec import SpecError, load_spec
+from conformance.adapter import Adapter, AdapterUsageError, load_adapter
+from conformance.report import NOT_APPLICABLE, REQUIREMENTS_PROPERTY, Recorder, write_json
+from conformance.spec import Spec, SpecError, load_spec
 
-# "default" for development, "ci" derandomized so a run is reproducible from its log,
-# "thorough" for deeper runs before a release or a product-version bump.
+# "default" for development; "ci" derandomized so that a CI log reproduces; "thorough"
+# for deeper runs before a release or a product-version bump; "selftest" finds a
+# known-bad adapter fast and skips shrinking, since only the verdict matters there.
 settings.register_profile("default", max_examples=100, deadline=None)
 settings.register_profile(
     "ci",
@@ -25,44 +32,130 @@ settings.register_profile(
     "thorough",
     max_examples=2000,
     deadline=None,
-    phases=list(Phase),
-    verbosity=Verbosity.normal,
     suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "selftest",
+    max_examples=100,
+    deadline=None,
+    derandomize=True,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=list(HealthCheck),
 )
 settings.load_profile(os.environ.get("SUBAGENT_CONFORMANCE_PROFILE", "ci" if os.environ.get("CI") else "default"))
 
 REQUIREMENT_MARKER = "requirement"
+_session_key = pytest.StashKey["ConformanceSession"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("subagent-conformance")
+    group.addoption(
+        "--impl",
+        default="reference_impl",
+        metavar="MODULE",
+        help="the implementation under test: pkg.mod or pkg.mod:attr with a CONFORMANCE declaration "
+        "(default: %(default)s, the bundled reference implementation)",
+    )
+    group.addoption(
+        "--conformance-report",
+        default=None,
+        metavar="PATH",
+        help="write a JSON report: every requirement's status and every test's outcome",
+    )
+
+
+class ConformanceSession:
+    """Per-run state: the loaded spec and adapter, and the outcomes as they arrive."""
+
+    def __init__(self, config: pytest.Config, spec: Spec, adapter: Adapter) -> None:
+        self.config = config
+        self.spec = spec
+        self.adapter = adapter
+        self.recorder = Recorder()
+        self.is_worker = hasattr(config, "workerinput")
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if not self.is_worker:
+            self.recorder.add(report)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        path = self.config.getoption("conformance_report")
+        if path and not self.is_worker:
+            write_json(Path(path), self.recorder.report(self.spec, self.adapter.impl, self.adapter.declaration))
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        counts: dict[str, int] = {}
+        for test in self.recorder.tests.values():
+            if test["outcome"] == "not-applicable":
+                counts[test["message"]] = counts.get(test["message"], 0) + 1
+        if counts:
+            terminalreporter.section("not applicable (unclaimed by the adapter; not counted as passed)")
+            for reason, count in sorted(counts.items()):
+                terminalreporter.line(f"{count:5d}  {reason}")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers",
-        f"{REQUIREMENT_MARKER}(*ids): the spec requirement IDs a conformance test checks (e.g. SEL-001)",
+        "markers", f"{REQUIREMENT_MARKER}(*ids): the spec requirement IDs a conformance test checks (e.g. SEL-001)"
     )
+    try:
+        spec = load_spec()
+        adapter = load_adapter(config.getoption("impl"), spec)
+    except (SpecError, AdapterUsageError) as exc:
+        raise pytest.UsageError(str(exc)) from None
+    session = ConformanceSession(config, spec, adapter)
+    config.stash[_session_key] = session
+    config.pluginmanager.register(session, "subagent-conformance-session")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    try:
-        spec = load_spec()
-        spec_line = f"spec {spec.version} ({sum(1 for _ in spec.requirements())} requirements)"
-    except SpecError as exc:
-        spec_line = f"spec: DOES NOT LOAD ({len(exc.problems)} problems)"
-    profile = settings.get_current_profile_name()
+    session = config.stash[_session_key]
     current = settings()
     seed = config.getoption("hypothesis_seed", default=None)
     how = "derandomized" if current.derandomize else f"seed {seed}" if seed is not None else "random seed"
     return [
-        f"subagent-conformance {conformance.__version__}, {spec_line}",
-        f"hypothesis profile {profile!r}: {current.max_examples} examples per property, {how}",
+        f"subagent-conformance {conformance.__version__}, spec {session.spec.version} "
+        f"({sum(1 for _ in session.spec.requirements())} requirements)",
+        f"adapter {session.adapter.impl}: {json.dumps(session.adapter.declaration, sort_keys=True)}",
+        f"hypothesis profile {settings.get_current_profile_name()!r}: "
+        f"{current.max_examples} examples per property, {how}",
     ]
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A marker naming an ID the spec does not define is a broken test, not a pass."""
-    marked = [(item, mark) for item in items for mark in item.iter_markers(REQUIREMENT_MARKER)]
-    if not marked:
-        return
-    known = {req.id for req in load_spec().requirements()}
-    unknown = sorted({f"{item.nodeid}: {rid}" for item, mark in marked for rid in mark.args if rid not in known})
+    """Attach each test's requirement IDs to its reports; an unknown ID is a broken test."""
+    known = {req.id for req in config.stash[_session_key].spec.requirements()}
+    unknown = set()
+    for item in items:
+        ids = sorted({rid for mark in item.iter_markers(REQUIREMENT_MARKER) for rid in mark.args})
+        unknown |= {f"{item.nodeid}: {rid}" for rid in ids if rid not in known}
+        if ids:
+            item.user_properties.append((REQUIREMENTS_PROPERTY, " ".join(ids)))
     if unknown:
-        raise pytest.UsageError("requirement markers name IDs the spec does not define:\n  " + "\n  ".join(unknown))
+        raise pytest.UsageError(
+            "requirement markers name IDs the spec does not define:\n  " + "\n  ".join(sorted(unknown))
+        )
+
+
+@pytest.fixture(scope="session")
+def spec(pytestconfig: pytest.Config) -> Spec:
+    """The loaded contract."""
+    return pytestconfig.stash[_session_key].spec
+
+
+@pytest.fixture(scope="session")
+def adapter(pytestconfig: pytest.Config) -> Adapter:
+    """The implementation under test, as --impl names it."""
+    return pytestconfig.stash[_session_key].adapter
+
+
+@pytest.fixture(scope="session")
+def claim(adapter: Adapter) -> Callable[[str, str], None]:
+    """``claim("bindings", "chunk-events")``: go on only if the adapter claims it; else not applicable."""
+
+    def need(kind: str, value: str) -> None:
+        if not adapter.claims(kind, value):
+            pytest.skip(f"{NOT_APPLICABLE}{adapter.impl} does not claim {kind} {value!r}")
+
+    return need

@@ -10,6 +10,7 @@ here: the tests take it from the oracle, which is built from the spec's tables.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,7 +64,9 @@ def blocks(draw: st.DrawFn, call_counter: list[int]) -> Block:
     if kind != "tool-call":
         return Block(kind, deltas)
     call_counter[0] += 1
-    return Block(kind, deltas or ["{}"], call_id=f"call_{call_counter[0]}", name=draw(st.sampled_from(["read", "todo_write"])))
+    return Block(
+        kind, deltas or ["{}"], call_id=f"call_{call_counter[0]}", name=draw(st.sampled_from(["read", "todo_write"]))
+    )
 
 
 @st.composite
@@ -80,8 +83,15 @@ def _chunks(step: Step) -> list[Json]:
         out.append({"type": "block-start", "index": index, "blockType": block.kind})
         for delta in block.deltas:
             if block.kind == "tool-call":
-                out.append({"type": "tool-call-delta", "index": index, "id": block.call_id, "name": block.name,
-                            "argumentsDelta": delta})
+                out.append(
+                    {
+                        "type": "tool-call-delta",
+                        "index": index,
+                        "id": block.call_id,
+                        "name": block.name,
+                        "argumentsDelta": delta,
+                    }
+                )
             else:
                 out.append({"type": f"{block.kind}-delta", "index": index, "text": delta})
         if step.finish != "cancelled":
@@ -117,28 +127,49 @@ def _pack(chunks: list[Json], cuts: list[bool], time0: int) -> list[Json]:
         packed = {"text-delta": "text-chunks", "reasoning-delta": "reasoning-chunks"}.get(kind)
         last = records[-1] if records else None
         if packed is not None:
-            if (last is not None and last["type"] == packed and last["index"] == chunk["index"]
-                    and not cuts[n % len(cuts)]):
+            if (
+                last is not None
+                and last["type"] == packed
+                and last["index"] == chunk["index"]
+                and not cuts[n % len(cuts)]
+            ):
                 last["dt"].append(3)
                 last["texts"].append(chunk["text"])
             elif kind == "text-delta" and cuts[(n + 1) % len(cuts)] and cuts[n % len(cuts)]:
                 records.append({"type": "chunk", "time": time, "chunk": chunk})  # raw form readers accept
             else:
-                records.append({"type": packed, "time0": time, "index": chunk["index"], "dt": [], "texts": [chunk["text"]]})
+                records.append(
+                    {"type": packed, "time0": time, "index": chunk["index"], "dt": [], "texts": [chunk["text"]]}
+                )
         elif kind == "tool-call-delta":
-            if (last is not None and last["type"] == "tool-call-chunks" and last["index"] == chunk["index"]
-                    and last["id"] == chunk["id"] and last.get("name") == chunk["name"] and not cuts[n % len(cuts)]):
+            if (
+                last is not None
+                and last["type"] == "tool-call-chunks"
+                and last["index"] == chunk["index"]
+                and last["id"] == chunk["id"]
+                and last.get("name") == chunk["name"]
+                and not cuts[n % len(cuts)]
+            ):
                 last["dt"].append(3)
                 last["args"].append(chunk["argumentsDelta"])
             else:
-                records.append({"type": "tool-call-chunks", "time0": time, "index": chunk["index"], "dt": [],
-                                "id": chunk["id"], "name": chunk["name"], "args": [chunk["argumentsDelta"]]})
+                records.append(
+                    {
+                        "type": "tool-call-chunks",
+                        "time0": time,
+                        "index": chunk["index"],
+                        "dt": [],
+                        "id": chunk["id"],
+                        "name": chunk["name"],
+                        "args": [chunk["argumentsDelta"]],
+                    }
+                )
         else:
             records.append({"type": "chunk", "time": time, "chunk": chunk})
     return records
 
 
-_AUXILIARY = [
+_AUXILIARY: list[tuple[str, Json]] = [
     ("request/header", {"model": "deepseek-v4-flash"}),
     ("system/message", {"text": "auxiliary"}),
     ("agent/inbox/spliced", {"count": 1}),
@@ -168,27 +199,49 @@ def child_log(draw: st.DrawFn, binding: str) -> list[Json]:
                 for chunk in chunks:
                     writer.emit("assistant/chunk", {**head, "chunk": chunk})
                 if content is not None:
-                    message = {"role": "assistant", "content": content,
-                               "source": {"kind": "model", "provider": "fixture", "model": "fixture-model"},
-                               "id": f"msg-{turn_no}-{step_no}"}
-                    writer.emit("assistant/message", {**head, "message": message, **interrupted, **usage},
-                                sourceEventSeqs=list(range(first, writer.seq + 1)), surfaceOp="append")
+                    message = {
+                        "role": "assistant",
+                        "content": content,
+                        "source": {"kind": "model", "provider": "fixture", "model": "fixture-model"},
+                        "id": f"msg-{turn_no}-{step_no}",
+                    }
+                    writer.emit(
+                        "assistant/message",
+                        {**head, "message": message, **interrupted, **usage},
+                        sourceEventSeqs=list(range(first, writer.seq + 1)),
+                        surfaceOp="append",
+                    )
             else:
                 stream = _pack(chunks, cuts, writer.time)
                 if content is not None:
-                    message = {"id": f"msg-{turn_no}-{step_no}", "role": "assistant", "content": content,
-                               "source": {"kind": "model", "provider": "fixture", "model": "fixture-model"}}
-                    writer.emit("assistant/message", {**head, "message": message, **interrupted, **usage,
-                                                      "stream": stream}, surfaceOp="append")
+                    message = {
+                        "id": f"msg-{turn_no}-{step_no}",
+                        "role": "assistant",
+                        "content": content,
+                        "source": {"kind": "model", "provider": "fixture", "model": "fixture-model"},
+                    }
+                    writer.emit(
+                        "assistant/message",
+                        {**head, "message": message, **interrupted, **usage, "stream": stream},
+                        surfaceOp="append",
+                    )
                 else:
                     writer.emit("assistant/attempt", {**head, "stream": stream})
             for block in step.blocks:
                 if block.kind == "tool-call" and step.finish == "tool-calls":
-                    result = {"type": "tool-result", "toolCallId": block.call_id,
-                              "content": [{"type": "text", "text": "tool output, never selected"}]}
+                    result = {
+                        "type": "tool-result",
+                        "toolCallId": block.call_id,
+                        "content": [{"type": "text", "text": "tool output, never selected"}],
+                    }
                     writer.emit("tool/result", {**head, "result": result}, surfaceOp="append")
-            last_finish = {"stop": "completed", "tool-calls": "completed", "max-tokens": "max-tokens",
-                           "cancelled": "aborted", "failed": "error"}[step.finish]
+            last_finish = {
+                "stop": "completed",
+                "tool-calls": "completed",
+                "max-tokens": "max-tokens",
+                "cancelled": "aborted",
+                "failed": "error",
+            }[step.finish]
         writer.emit("turn/end", {"turn": turn_no, "reason": {"kind": last_finish}})
     return writer.events
 
@@ -218,7 +271,12 @@ class SelectionOracle:
     """
 
     def __init__(self, spec: Any, binding: str) -> None:
-        self.reads = [row for row in spec.table("selection", "bindings").rows if row["binding"] == binding]
+        # A text step is pushed text in any fold (SEL-022); the text-stream row says what it feeds.
+        self.reads = [
+            row
+            for row in spec.table("selection", "bindings").rows
+            if row["binding"] == binding or row["step_kind"] == "text"
+        ]
         self.records = {row["record_type"]: row for row in spec.table("selection", "stream_records").rows}
         self.chunks = {row["chunk_type"]: row["contributes"] for row in spec.table("selection", "stream_chunks").rows}
         self.message: list[Json] | None = None
@@ -278,3 +336,32 @@ def oracle_values(spec: Any, binding: str, steps: list[Json]) -> list[list[Json]
         oracle.push(step)
         values.append(oracle.collect())
     return values
+
+
+def as_golden_vector(binding: str, covers: list[str], steps: list[Json], expected: Any) -> str:
+    """A failing example written as a row for spec/selection.yaml's golden_vectors, ready to paste."""
+
+    def dump(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    lines = [
+        "      - name: found-by-hypothesis",
+        '        description: "A log Hypothesis found; describe what it shows."',
+        f"        binding: {binding}",
+        f"        covers: [{', '.join(covers)}]",
+        "        steps:" + ("" if steps else " []"),
+        *(f"          - {dump(step)}" for step in steps),
+        f"        expected: {dump(expected)}",
+    ]
+    return "\n".join(lines)
+
+
+def assert_selection(binding: str, covers: list[str], steps: list[Json], expected: Any, actual: Any, what: str) -> None:
+    """Compare, and on a mismatch say what differed and print the case as a golden vector."""
+    if actual != expected:
+        raise AssertionError(
+            f"{what}: expected {json.dumps(expected, ensure_ascii=False)}, "
+            f"got {json.dumps(actual, ensure_ascii=False)}\n"
+            f"as a golden vector (spec/selection.yaml, table golden_vectors):\n"
+            f"{as_golden_vector(binding, covers, steps, expected)}"
+        )

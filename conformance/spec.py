@@ -7,10 +7,11 @@ load are reported together, so a broken spec is mended in one pass.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import jsonschema
 import referencing
@@ -235,14 +236,30 @@ class _Loader:
             self.problems.append(Problem(file, exc.line, "(document)", exc.message))
             return None
         self.docs[file] = located
+        if not (self.root / "schema" / f"{schema}.json").is_file():
+            self.problems.append(Problem(file, 1, "(document)", f"no schema for it: schema/{schema}.json is missing"))
+            return None
         found = schema_problems(located, schema_validator(self.root, schema), file)
         self.problems.extend(found)
         return None if found else located.data
 
 
 def load_spec(root: Path | None = None) -> Spec:
-    """Load and check the whole spec, or raise :class:`SpecError` naming every problem."""
-    root = root or spec_dir()
+    """Load and check the whole spec, or raise :class:`SpecError` naming every problem.
+
+    The shipped spec is loaded once per process; treat the result as read-only.
+    """
+    if root is None:
+        return _shipped_spec()
+    return _load_spec(root)
+
+
+@cache
+def _shipped_spec() -> Spec:
+    return _load_spec(spec_dir())
+
+
+def _load_spec(root: Path) -> Spec:
     loader = _Loader(root)
     index = loader.load("index.yaml", "index")
     if index is None:
@@ -303,16 +320,22 @@ def _build_area(name: str, file: str, data: dict[str, Any]) -> Area:
         for r in data["requirements"]
     )
     return Area(
-        name, file, data["id_prefix"], data["title"], data["summary"], data.get("locked"),
-        vocabularies, tables, requirements,
+        name,
+        file,
+        data["id_prefix"],
+        data["title"],
+        data["summary"],
+        data.get("locked"),
+        vocabularies,
+        tables,
+        requirements,
     )
 
 
 def _build_seeds(data: dict[str, Any]) -> Iterator[Seed]:
     for seed in data["seeds"]:
         statements = tuple(
-            SeedStatement(s["text"], tuple(s.get("requirements", ())), s.get("informative"))
-            for s in seed["statements"]
+            SeedStatement(s["text"], tuple(s.get("requirements", ())), s.get("informative")) for s in seed["statements"]
         )
         yield Seed(seed["file"], seed["title"], statements)
 
@@ -338,7 +361,9 @@ def _cross_check(spec: Spec, loader: _Loader, seed_map: str) -> None:
                 stated_tables.add((area.name, t))
             for j, source in enumerate(req.sources):
                 if "seed" in source and source["seed"] not in seed_files:
-                    loader.problem(area.file, at + ("sources", j, "seed"), f"no seed file {source['seed']} in spec/seeds/")
+                    loader.problem(
+                        area.file, at + ("sources", j, "seed"), f"no seed file {source['seed']} in spec/seeds/"
+                    )
 
     def check_ids(file: str, path: Path_, rids: Any) -> None:
         for k, rid in enumerate(rids):
@@ -351,10 +376,12 @@ def _cross_check(spec: Spec, loader: _Loader, seed_map: str) -> None:
             check_ids(area.file, base + ("requirements",), table.requirements)
             if table.requirements:
                 stated_tables.add((area.name, tname))
-            if (area.name, tname) not in stated_tables and not any(
-                tname in r.tables for r in area.requirements
-            ):
-                loader.problem(area.file, base, "no requirement states this table (give it `requirements` or name it in a requirement's `tables`)")
+            if (area.name, tname) not in stated_tables and not any(tname in r.tables for r in area.requirements):
+                loader.problem(
+                    area.file,
+                    base,
+                    "no requirement states this table (give it `requirements` or name it in a requirement's `tables`)",
+                )
             names = [c.name for c in table.columns]
             if len(set(names)) != len(names):
                 loader.problem(area.file, base + ("columns",), "column names repeat")
@@ -407,7 +434,9 @@ def _check_row(
         elif kind == "boolean" and not isinstance(value, bool):
             loader.problem(area.file, path, f"{value!r} is not a boolean")
         elif kind == "text":
-            error = best_match(text_validator.evolve(schema={"$ref": SCHEMA_URN + "common#/$defs/text"}).iter_errors(value))
+            error = best_match(
+                text_validator.evolve(schema={"$ref": SCHEMA_URN + "common#/$defs/text"}).iter_errors(value)
+            )
             if error is not None:
                 loader.problem(area.file, path, f"not a text recipe: {error.message}")
         elif kind == "requirements":

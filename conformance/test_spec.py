@@ -25,7 +25,13 @@ def test_every_file_loads_and_validates(spec: Spec) -> None:
     # load_spec validates each area against schema/<area>.json and cross-checks them;
     # it raises naming every problem, so reaching here means all of it holds.
     assert list(spec.areas) == [
-        "selection", "results", "diagnostic", "claude-code", "codex", "redaction", "adapter-protocol",
+        "selection",
+        "results",
+        "diagnostic",
+        "claude-code",
+        "codex",
+        "redaction",
+        "adapter-protocol",
     ]
 
 
@@ -78,7 +84,10 @@ def test_claude_code_union_is_the_locked_four_plus_success(spec: Spec) -> None:
     assert sorted(_values(spec, "claude-code.result_subtype")) == sorted(["success", *errors])
     assert set(errors) < set(_values(spec, "claude-code.category"))
     locked = spec.areas["claude-code"].locked
-    assert locked is not None and (locked["package"], locked["version"]) == ("@anthropic-ai/claude-agent-sdk", "0.3.220")
+    assert locked is not None and (locked["package"], locked["version"]) == (
+        "@anthropic-ai/claude-agent-sdk",
+        "0.3.220",
+    )
 
 
 @pytest.mark.parametrize(("product", "count"), [("claude-code", 4), ("codex", 6)])
@@ -122,9 +131,15 @@ def test_bound_vectors_state_true_byte_counts(spec: Spec) -> None:
 
 def test_golden_vectors_fit_the_operation_schemas(spec: Spec) -> None:
     ops = schema_validator(spec.root, "operations")
+
     def check(definition: str, value: Any, where: str) -> None:
-        errors = list(ops.evolve(schema={"$ref": f"urn:subagent-conformance:spec:operations#/$defs/{definition}"}).iter_errors(value))
+        errors = list(
+            ops.evolve(schema={"$ref": f"urn:subagent-conformance:spec:operations#/$defs/{definition}"}).iter_errors(
+                value
+            )
+        )
         assert not errors, f"{where}: {errors[0].message}"
+
     for row in spec.table("selection", "golden_vectors").rows:
         events = [step["event"] for step in row["steps"] if "event" in step]
         if len(events) == len(row["steps"]):

@@ -6,10 +6,12 @@ One incremental fold serves every consumer, so all observers of a run agree.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 ContentBlock = dict[str, Any]
+_TYPE = itemgetter("type")
 Event = Mapping[str, Any]
 
 
@@ -61,6 +63,43 @@ class AssistantOutputFold:
         elif kind == "assistant/attempt" and self._binding == "embedded-stream":
             self.push_text(joined_stream_text(event["data"].get("stream") or ()))
 
+    def push_many(self, events: Sequence[Event]) -> None:
+        """Fold a batch of events: the same result as pushing them one by one, faster.
+
+        Once a non-empty message is selected, streamed text can never be selected again,
+        so the batch is searched backwards for its last non-empty message, and its text is
+        gathered only when it has none and nothing was selected before. The backward
+        search runs in C (``map``, ``list.index``), which makes a finished log cheap.
+        """
+        types = list(map(_TYPE, events))
+        backwards = types[::-1]
+        last = len(types) - 1
+        found = 0
+        while True:
+            try:
+                found = backwards.index("assistant/message", found)
+            except ValueError:
+                break
+            content = events[last - found]["data"]["message"]["content"]
+            if content:
+                self._message = content
+                return
+            found += 1
+        if self._message is not None:
+            return
+        if self._binding == "chunk-events":
+            texts = []
+            for event in events:
+                if event["type"] == "assistant/chunk":
+                    chunk = event["data"]["chunk"]
+                    if chunk["type"] == "text-delta":
+                        texts.append(chunk["text"])
+            self.push_text("".join(texts))
+        elif self._binding == "embedded-stream":
+            for event, kind in zip(events, types, strict=True):
+                if kind == "assistant/message" or kind == "assistant/attempt":
+                    self.push_text(joined_stream_text(event["data"].get("stream") or ()))
+
     def push_text(self, text: str) -> None:
         if text:
             self._partial.append(text)
@@ -76,6 +115,5 @@ class AssistantOutputFold:
 def final_assistant_output(events: Iterable[Event], binding: str) -> list[ContentBlock] | None:
     """Apply the rule to a whole child-owned event suffix."""
     fold = AssistantOutputFold(binding)
-    for event in events:
-        fold.push(event)
+    fold.push_many(list(events))
     return fold.collect()

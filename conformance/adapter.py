@@ -1,0 +1,130 @@
+"""Loading the implementation under test (``--impl``) and calling its operations.
+
+An adapter declares what it claims in ``CONFORMANCE``; every operation takes and
+returns JSON-shaped values, and every response is validated against the operation's
+schema in ``spec/schema/operations.json`` before a test looks at it.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import jsonschema
+
+from conformance.spec import SCHEMA_URN, Spec, schema_validator
+
+
+class AdapterUsageError(Exception):
+    """The ``--impl`` value does not name a usable adapter; the message says why."""
+
+
+class AdapterResponseError(AssertionError):
+    """The adapter answered with a value its operation's schema does not allow."""
+
+
+class MissingOperation(AssertionError):
+    """The adapter claims an area but lacks an operation that area needs."""
+
+
+def _schema(spec: Spec, definition: str) -> jsonschema.protocols.Validator:
+    return schema_validator(spec.root, "operations").evolve(
+        schema={"$ref": f"{SCHEMA_URN}operations#/$defs/{definition}"}
+    )
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    where = "".join(f"[{p!r}]" for p in error.absolute_path) or "(the whole value)"
+    offending = json.dumps(error.instance, ensure_ascii=False)
+    if len(offending) > 300:
+        offending = offending[:300] + "…"
+    return f"{error.message} at {where}; offending value: {offending}"
+
+
+@dataclass
+class Adapter:
+    """A loaded adapter: its declaration, and a validated way to call it."""
+
+    impl: str
+    declaration: dict[str, Any]
+    target: Any
+    spec: Spec
+
+    def claims(self, claim: str, value: str) -> bool:
+        claimed = self.declaration.get(claim, ())
+        return value in claimed
+
+    def operation(self, name: str) -> Callable[[Any], Any]:
+        func = getattr(self.target, name, None)
+        if not callable(func):
+            raise MissingOperation(
+                f"adapter {self.impl} claims what needs operation {name!r}, but has no callable of that name"
+            )
+        return func  # type: ignore[no-any-return]
+
+    def call(self, name: str, payload: Any) -> Any:
+        """Call operation ``name``; the answer is returned only once it fits the schema."""
+        errors = list(_schema(self.spec, f"{name}_input").iter_errors(payload))
+        if errors:  # the suite's own inputs must be valid: a failure here is a suite bug
+            raise AssertionError(f"the suite built an invalid {name} input: {_describe(errors[0])}")
+        func = self.operation(name)
+        answer = func(copy.deepcopy(payload))
+        try:
+            answer = json.loads(json.dumps(answer))
+        except (TypeError, ValueError) as exc:
+            raise AdapterResponseError(f"{name} returned a value that is not JSON-shaped: {exc}") from None
+        for error in _schema(self.spec, f"{name}_output").iter_errors(answer):
+            raise AdapterResponseError(f"{name} returned an invalid response: {_describe(error)}")
+        return answer
+
+
+def load_adapter(impl: str, spec: Spec) -> Adapter:
+    """Import ``pkg.mod`` or ``pkg.mod:attr`` and check its ``CONFORMANCE`` declaration."""
+    if impl.startswith("exec:"):
+        raise AdapterUsageError(
+            f"--impl={impl}: adapters over JSON lines (exec:) are not supported by this version of the suite"
+        )
+    module_name, _, attr = impl.partition(":")
+    if not module_name or not all(part.isidentifier() for part in module_name.split(".")):
+        raise AdapterUsageError(f"--impl={impl}: expected a module path such as pkg.mod or pkg.mod:attr")
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # an adapter beside the invocation imports as with `python -m pytest`
+    try:
+        module: ModuleType = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise AdapterUsageError(f"--impl={impl}: cannot import module {module_name!r} ({exc})") from None
+    target: Any = module
+    if attr:
+        if not hasattr(module, attr):
+            raise AdapterUsageError(f"--impl={impl}: module {module_name!r} has no attribute {attr!r}")
+        target = getattr(module, attr)
+    declaration = getattr(target, "CONFORMANCE", None)
+    if declaration is None:
+        raise AdapterUsageError(
+            f"--impl={impl}: no CONFORMANCE declaration; an adapter must say what it claims "
+            '(e.g. CONFORMANCE = {"protocol": "1", "bindings": ["chunk-events"], ...})'
+        )
+    if not isinstance(declaration, dict):
+        raise AdapterUsageError(f"--impl={impl}: CONFORMANCE must be a dict, not {type(declaration).__name__}")
+    protocols = spec.vocabulary("adapter-protocol.protocol_version").values
+    if declaration.get("protocol") not in protocols:
+        raise AdapterUsageError(
+            f"--impl={impl}: CONFORMANCE declares protocol {declaration.get('protocol')!r}; "
+            f"this suite speaks {', '.join(map(repr, protocols))}"
+        )
+    bindings = spec.vocabulary("selection.binding").values
+    for binding in declaration.get("bindings", ()):
+        if binding not in bindings:
+            raise AdapterUsageError(
+                f"--impl={impl}: CONFORMANCE claims unknown binding {binding!r}; known: {', '.join(map(str, bindings))}"
+            )
+    for error in _schema(spec, "declaration").iter_errors(declaration):
+        raise AdapterUsageError(f"--impl={impl}: CONFORMANCE is malformed: {_describe(error)}")
+    return Adapter(impl, declaration, target, spec)

@@ -1,0 +1,111 @@
+"""The conformance report: per test and per requirement, what a run showed about an adapter.
+
+Requirement IDs travel with each test report as the ``requirements`` user property, so
+the report (and JUnit XML) is right under pytest-xdist too.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import conformance
+from conformance.spec import Spec
+
+NOT_APPLICABLE = "not applicable: "
+REQUIREMENTS_PROPERTY = "requirements"
+
+
+def requirement_ids(report: pytest.TestReport) -> list[str]:
+    for name, value in report.user_properties:
+        if name == REQUIREMENTS_PROPERTY:
+            return str(value).split()
+    return []
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+@dataclass
+class Recorder:
+    """Collects test outcomes as reports arrive (on the xdist controller, or in-process)."""
+
+    tests: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def add(self, report: pytest.TestReport) -> None:
+        entry = self.tests.setdefault(
+            report.nodeid, {"nodeid": report.nodeid, "outcome": "passed", "requirements": requirement_ids(report)}
+        )
+        if report.failed:
+            entry["outcome"] = "failed" if report.when == "call" else "error"
+            entry["message"] = _first_line(report.longreprtext)
+        elif report.skipped:
+            reason = _skip_reason(report)
+            entry["outcome"] = "not-applicable" if reason.startswith(NOT_APPLICABLE) else "skipped"
+            entry["message"] = reason.removeprefix(NOT_APPLICABLE)
+
+    def failed_requirements(self) -> set[str]:
+        return {rid for t in self.tests.values() if t["outcome"] in ("failed", "error") for rid in t["requirements"]}
+
+    def report(self, spec: Spec, impl: str, declaration: dict[str, Any]) -> dict[str, Any]:
+        by_requirement: dict[str, list[dict[str, Any]]] = {}
+        for test in self.tests.values():
+            for rid in test["requirements"]:
+                by_requirement.setdefault(rid, []).append(test)
+        requirements = []
+        for req in spec.requirements():
+            tests = by_requirement.get(req.id, [])
+            outcomes = {t["outcome"] for t in tests}
+            if outcomes & {"failed", "error"}:
+                status, reason = "violated", "a test failed"
+            elif "passed" in outcomes:
+                status, reason = "passed", "every test that ran passed"
+            elif req.excluded:
+                status, reason = "not-testable", "excluded in the spec: " + " ".join(req.excluded.split())
+            elif not tests:
+                status, reason = "not-testable", "no test of this run checks it"
+            elif "skipped" in outcomes:
+                status, reason = "not-testable", "its tests could not run here"
+            else:
+                status, reason = "not-applicable", "the adapter does not claim what its tests need"
+            requirements.append(
+                {
+                    "id": req.id,
+                    "level": req.level,
+                    "title": req.title,
+                    "status": status,
+                    "reason": reason,
+                    "tests": [t["nodeid"] for t in tests],
+                }
+            )
+        summary = {
+            s: sum(r["status"] == s for r in requirements)
+            for s in ("passed", "violated", "not-testable", "not-applicable")
+        }
+        return {
+            "suite": {"name": "subagent-conformance", "version": conformance.__version__},
+            "spec_version": spec.version,
+            "adapter": {"impl": impl, "declaration": declaration},
+            "summary": summary,
+            "requirements": requirements,
+            "tests": sorted(self.tests.values(), key=lambda t: t["nodeid"]),
+        }
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.startswith("E "):
+            return line[1:].strip()[:500]
+    return (text.strip().splitlines() or [""])[-1][:500]
+
+
+def write_json(path: Path, report: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

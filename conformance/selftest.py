@@ -1,0 +1,90 @@
+"""The suite proves itself: run it against the known-bad adapters in ``fixtures/known_bad``
+and check that each is rejected by the requirements that should catch it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from conformance.resources import fixtures_dir
+
+PACKAGE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class KnownBad:
+    module: str
+    bug: str
+    caught_by: tuple[str, ...]
+    tiers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one run of the suite against one adapter showed."""
+
+    impl: str
+    exit_code: int
+    violated: tuple[str, ...]
+    output: str
+
+    @property
+    def rejected(self) -> bool:
+        return self.exit_code == 1 and bool(self.violated)
+
+
+def known_bad_adapters() -> list[KnownBad]:
+    index = yaml.safe_load((fixtures_dir() / "known_bad" / "index.yaml").read_text(encoding="utf-8"))
+    return [KnownBad(a["module"], a["bug"], tuple(a["caught_by"]), tuple(a["tiers"])) for a in index["adapters"]]
+
+
+def run_suite(impl: str, tiers: tuple[str, ...], *, timeout: float = 600) -> Verdict:
+    """Run the conformance tiers against ``impl`` in a subprocess; return its verdict."""
+    with tempfile.TemporaryDirectory(prefix="subagent-conformance-") as scratch:
+        report = Path(scratch) / "report.json"
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(fixtures_dir() / "known_bad"), env.get("PYTHONPATH")]))
+        env.setdefault("SUBAGENT_CONFORMANCE_PROFILE", "selftest")
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-p",
+            "no:randomly",
+            f"--impl={impl}",
+            f"--conformance-report={report}",
+            "--rootdir",
+            scratch,
+            *(str(PACKAGE / f"test_{tier}.py") for tier in tiers),
+        ]
+        done = subprocess.run(command, cwd=scratch, env=env, capture_output=True, text=True, timeout=timeout)
+        violated: tuple[str, ...] = ()
+        if report.exists():
+            data: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
+            violated = tuple(r["id"] for r in data["requirements"] if r["status"] == "violated")
+        return Verdict(impl, done.returncode, violated, done.stdout[-4000:] + done.stderr[-4000:])
+
+
+def run_all(parallel: int | None = None) -> list[tuple[KnownBad | None, Verdict]]:
+    """The reference (expected to pass) and every known-bad adapter (expected to be rejected)."""
+    adapters = known_bad_adapters()
+    tiers = tuple(sorted({t for a in adapters for t in a.tiers}))
+    jobs: list[tuple[KnownBad | None, str, tuple[str, ...]]] = [(None, "reference_impl", tiers)]
+    jobs += [(a, a.module, a.tiers) for a in adapters]
+    with ThreadPoolExecutor(max_workers=parallel or os.cpu_count() or 2) as pool:
+        verdicts = list(pool.map(lambda job: run_suite(job[1], job[2]), jobs))
+    return [(job[0], verdict) for job, verdict in zip(jobs, verdicts, strict=True)]

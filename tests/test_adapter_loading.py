@@ -1,0 +1,72 @@
+"""Bad --impl values stop the run with a usage error that says what is wrong."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DECLARATION = (
+    'CONFORMANCE = {{"protocol": "{protocol}", "{key}": {bindings}, "providers": {{}}, "process_drivers": []}}\n'
+)
+ADAPTERS = {
+    "no_declaration": "def select_output(request):\n    return None\n",
+    "future_protocol": DECLARATION.format(protocol="9", key="bindings", bindings="[]"),
+    "odd_binding": DECLARATION.format(protocol="1", key="bindings", bindings='["smoke-signals"]'),
+    "misspelt_claim": DECLARATION.format(protocol="1", key="binding", bindings='["chunk-events"]'),
+    "not_a_dict": 'CONFORMANCE = ["chunk-events"]\n',
+}
+
+
+def run_pytest(tmp_path: Path, impl: str) -> subprocess.CompletedProcess[str]:
+    for name, source in ADAPTERS.items():
+        (tmp_path / f"{name}.py").write_text(source, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            f"--impl={impl}",
+            "--pyargs",
+            "conformance.test_spec",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("impl", "message"),
+    [
+        ("no_such_module_here", "cannot import module 'no_such_module_here'"),
+        ("no_declaration", "no CONFORMANCE declaration"),
+        ("no_declaration:adapter", "has no attribute 'adapter'"),
+        ("future_protocol", "declares protocol '9'"),
+        ("odd_binding", "unknown binding 'smoke-signals'"),
+        ("misspelt_claim", "CONFORMANCE is malformed"),
+        ("not_a_dict", "CONFORMANCE must be a dict"),
+        ("exec:node adapter.js", "not supported by this version"),
+        ("not a module", "expected a module path"),
+    ],
+)
+def test_bad_impl_is_a_usage_error(tmp_path: Path, impl: str, message: str) -> None:
+    done = run_pytest(tmp_path, impl)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert f"--impl={impl}" in done.stderr and message in done.stderr, done.stderr
+
+
+def test_the_header_names_the_adapter_and_its_claims(tmp_path: Path) -> None:
+    done = run_pytest(tmp_path, "reference_impl")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "adapter reference_impl: {" in done.stdout and '"chunk-events"' in done.stdout
