@@ -14,6 +14,8 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -34,10 +36,13 @@ class MissingOperation(AssertionError):
     """The adapter claims an area but lacks an operation that area needs."""
 
 
+@cache
+def _definition(root: Path, definition: str) -> jsonschema.protocols.Validator:
+    return schema_validator(root, "operations").evolve(schema={"$ref": f"{SCHEMA_URN}operations#/$defs/{definition}"})
+
+
 def _schema(spec: Spec, definition: str) -> jsonschema.protocols.Validator:
-    return schema_validator(spec.root, "operations").evolve(
-        schema={"$ref": f"{SCHEMA_URN}operations#/$defs/{definition}"}
-    )
+    return _definition(spec.root, definition)
 
 
 def _describe(error: jsonschema.ValidationError) -> str:

@@ -21,6 +21,10 @@ from conformance.resources import spec_dir
 from conformance.yamlpos import Located, Path_, YamlError, format_path, load_located
 
 SCHEMA_URN = "urn:subagent-conformance:spec:"
+_PREFIXES = {
+    "selection": "SEL", "results": "RES", "diagnostic": "DIA", "claude-code": "CC",
+    "codex": "CDX", "redaction": "RED", "adapter-protocol": "ADP",
+}
 
 
 @dataclass(frozen=True)
@@ -187,6 +191,7 @@ def _registry(schema_root: Path) -> referencing.Registry[Any]:
     return referencing.Registry().with_resources(resources)
 
 
+@cache
 def schema_validator(root: Path, name: str) -> jsonschema.protocols.Validator:
     """A draft 2020-12 validator for ``spec/schema/<name>.json``, with every sibling schema resolvable."""
     schema_root = root / "schema"
@@ -204,12 +209,14 @@ def _deepest(error: ValidationError) -> ValidationError:
 
 def schema_problems(located: Located, validator: jsonschema.protocols.Validator, file: str) -> list[Problem]:
     """Every schema violation of a loaded document, each at its line and field."""
-    problems = []
+    problems: dict[str, Problem] = {}
     for error in validator.iter_errors(located.data):
         error = _deepest(error)
         path: Path_ = tuple(error.absolute_path)
-        problems.append(Problem(file, located.line_of(path), format_path(path), error.message))
-    return problems
+        field = format_path(path)
+        # Several subschemas may reject the same value; its first complaint says enough.
+        problems.setdefault(field, Problem(file, located.line_of(path), field, error.message))
+    return list(problems.values())
 
 
 # --------------------------------------------------------------------------- loading
@@ -282,7 +289,10 @@ def _load_spec(root: Path) -> Spec:
     seed_data = loader.load(index["seed_map"], "seeds")
     seeds = tuple(_build_seeds(seed_data)) if seed_data else ()
     spec = Spec(root, str(index["spec_version"]), index["title"], areas, seeds)
-    _cross_check(spec, loader, index["seed_map"])
+    # An area that did not load would make every reference to it look broken: say only
+    # what is wrong with it, and check references into it once it loads.
+    unloaded = {a for a in index["areas"] if a not in areas}
+    _cross_check(spec, loader, index["seed_map"], unloaded)
     if loader.problems:
         raise SpecError(loader.problems)
     return spec
@@ -340,9 +350,10 @@ def _build_seeds(data: dict[str, Any]) -> Iterator[Seed]:
         yield Seed(seed["file"], seed["title"], statements)
 
 
-def _cross_check(spec: Spec, loader: _Loader, seed_map: str) -> None:
+def _cross_check(spec: Spec, loader: _Loader, seed_map: str, unloaded: set[str]) -> None:
     """What a JSON Schema cannot say: IDs, references between files, typed table cells."""
     ids: dict[str, str] = {}
+    unloaded_prefixes = {_PREFIXES[a] for a in unloaded}
     stated_tables: set[tuple[str, str]] = set()
     seed_files = {p.name for p in (spec.root / "seeds").glob("*.txt")}
     text_validator = schema_validator(spec.root, "common")
@@ -367,7 +378,7 @@ def _cross_check(spec: Spec, loader: _Loader, seed_map: str) -> None:
 
     def check_ids(file: str, path: Path_, rids: Any) -> None:
         for k, rid in enumerate(rids):
-            if rid not in ids:
+            if rid not in ids and rid.split("-")[0] not in unloaded_prefixes:
                 loader.problem(file, path + (k,), f"names requirement {rid}, which no spec file defines")
 
     for area in spec.areas.values():
@@ -386,13 +397,13 @@ def _cross_check(spec: Spec, loader: _Loader, seed_map: str) -> None:
             if len(set(names)) != len(names):
                 loader.problem(area.file, base + ("columns",), "column names repeat")
             for c, column in enumerate(table.columns):
-                if column.vocab is not None:
+                if column.vocab is not None and column.vocab.rpartition(".")[0] not in unloaded:
                     try:
                         spec.vocabulary(column.vocab, area.name)
                     except KeyError as exc:
                         loader.problem(area.file, base + ("columns", c, "vocab"), str(exc.args[0]))
             for r, row in enumerate(table.rows):
-                _check_row(spec, loader, area, base + ("rows", r), table, row, check_ids, text_validator)
+                _check_row(spec, loader, area, base + ("rows", r), table, row, check_ids, text_validator, unloaded)
 
     for s, seed in enumerate(spec.seeds):
         if seed.file not in seed_files:
@@ -410,6 +421,7 @@ def _check_row(
     row: dict[str, Any],
     check_ids: Any,
     text_validator: jsonschema.protocols.Validator,
+    unloaded: set[str],
 ) -> None:
     columns = {c.name: c for c in table.columns}
     for key in row:
@@ -444,7 +456,7 @@ def _check_row(
                 loader.problem(area.file, path, "must be a non-empty list of requirement IDs")
             else:
                 check_ids(area.file, path, value)
-        elif kind == "vocab" and column.vocab is not None:
+        elif kind == "vocab" and column.vocab is not None and column.vocab.rpartition(".")[0] not in unloaded:
             try:
                 vocab = spec.vocabulary(column.vocab, area.name)
             except KeyError:

@@ -142,7 +142,7 @@ def test_golden_vectors_fit_the_operation_schemas(spec: Spec) -> None:
 
     for row in spec.table("selection", "golden_vectors").rows:
         events = [step["event"] for step in row["steps"] if "event" in step]
-        if len(events) == len(row["steps"]):
+        if len(events) == len(row["steps"]) and row["binding"] != "text-stream":
             check("select_output_input", {"binding": row["binding"], "events": events}, row["name"])
         check("fold_output_input", {"binding": row["binding"], "steps": row["steps"]}, row["name"])
         check("select_output_output", row["expected"], row["name"])

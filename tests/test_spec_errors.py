@@ -31,12 +31,24 @@ def test_schema_violation_names_file_line_and_field(spec_copy: Path, edit: Edit)
 
 
 def test_undeclared_vocabulary_value_is_named(spec_copy: Path, edit: Edit) -> None:
+    # Area schemas pin most vocabularies themselves; the loader's own check must catch an
+    # undeclared value even where a schema does not, so give results.yaml the bare area schema.
+    (spec_copy / "schema" / "results.json").write_text(
+        '{"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "urn:subagent-conformance:spec:results",'
+        ' "$ref": "urn:subagent-conformance:spec:common#/$defs/area"}',
+        encoding="utf-8",
+    )
+    line = edit("results.yaml", r"(?<=stop_reason: )refusal\b", "refusall")
+    [problem] = problems(spec_copy)
+    assert (problem.file, problem.line) == ("results.yaml", line)
+    assert problem.message == "'refusall' is not declared in vocabulary results.stop_reason"
+
+
+def test_schema_pins_a_locked_union(spec_copy: Path, edit: Edit) -> None:
     line = edit("codex.yaml", r"(?<=variant: )cyberPolicy\b", "cyberPolicyy")
-    found = problems(spec_copy)
-    assert any(
-        p.file == "codex.yaml" and p.line == line and "'cyberPolicyy'" in p.message and "codex.variant" in p.message
-        for p in found
-    ), found
+    [problem] = problems(spec_copy)
+    assert (problem.file, problem.line) == ("codex.yaml", line)
+    assert "'cyberPolicyy'" in problem.message and problem.field.endswith(".variant")
 
 
 def test_unknown_requirement_reference_is_named(spec_copy: Path, edit: Edit) -> None:
