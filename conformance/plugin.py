@@ -58,6 +58,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(default: %(default)s, the bundled reference implementation)",
     )
     group.addoption(
+        "--requirement",
+        action="append",
+        default=[],
+        metavar="IDS",
+        help="run only the tests that check these requirement IDs (comma-separated; repeatable)",
+    )
+    group.addoption(
         "--conformance-report",
         default=None,
         metavar="PATH",
@@ -123,12 +130,16 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     ]
 
 
+def _ids(item: pytest.Item) -> list[str]:
+    return sorted({rid for mark in item.iter_markers(REQUIREMENT_MARKER) for rid in mark.args})
+
+
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Attach each test's requirement IDs to its reports; an unknown ID is a broken test."""
     known = {req.id for req in config.stash[_session_key].spec.requirements()}
     unknown = set()
     for item in items:
-        ids = sorted({rid for mark in item.iter_markers(REQUIREMENT_MARKER) for rid in mark.args})
+        ids = _ids(item)
         unknown |= {f"{item.nodeid}: {rid}" for rid in ids if rid not in known}
         if ids:
             item.user_properties.append((REQUIREMENTS_PROPERTY, " ".join(ids)))
@@ -136,6 +147,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         raise pytest.UsageError(
             "requirement markers name IDs the spec does not define:\n  " + "\n  ".join(sorted(unknown))
         )
+    wanted = {rid.strip() for option in config.getoption("requirement") for rid in option.split(",") if rid.strip()}
+    if wanted:
+        strangers = sorted(wanted - known)
+        if strangers:
+            raise pytest.UsageError(f"--requirement names IDs the spec does not define: {', '.join(strangers)}")
+        keep = [item for item in items if wanted & set(_ids(item))]
+        config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+        items[:] = keep
 
 
 @pytest.fixture(scope="session")

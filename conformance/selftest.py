@@ -47,8 +47,11 @@ def known_bad_adapters() -> list[KnownBad]:
     return [KnownBad(a["module"], a["bug"], tuple(a["caught_by"]), tuple(a["tiers"])) for a in index["adapters"]]
 
 
-def run_suite(impl: str, tiers: tuple[str, ...], *, timeout: float = 600) -> Verdict:
-    """Run the conformance tiers against ``impl`` in a subprocess; return its verdict."""
+def run_suite(
+    impl: str, tiers: tuple[str, ...], requirements: tuple[str, ...] = (), *, timeout: float = 600
+) -> Verdict:
+    """Run the conformance tiers against ``impl`` in a subprocess (only the tests of
+    ``requirements``, when given); return its verdict."""
     with tempfile.TemporaryDirectory(prefix="subagent-conformance-") as scratch:
         report = Path(scratch) / "report.json"
         env = dict(os.environ)
@@ -67,6 +70,7 @@ def run_suite(impl: str, tiers: tuple[str, ...], *, timeout: float = 600) -> Ver
             "no:randomly",
             f"--impl={impl}",
             f"--conformance-report={report}",
+            *([f"--requirement={','.join(requirements)}"] if requirements else []),
             "--rootdir",
             scratch,
             *(str(PACKAGE / f"test_{tier}.py") for tier in tiers),

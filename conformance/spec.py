@@ -22,8 +22,13 @@ from conformance.yamlpos import Located, Path_, YamlError, format_path, load_loc
 
 SCHEMA_URN = "urn:subagent-conformance:spec:"
 _PREFIXES = {
-    "selection": "SEL", "results": "RES", "diagnostic": "DIA", "claude-code": "CC",
-    "codex": "CDX", "redaction": "RED", "adapter-protocol": "ADP",
+    "selection": "SEL",
+    "results": "RES",
+    "diagnostic": "DIA",
+    "claude-code": "CC",
+    "codex": "CDX",
+    "redaction": "RED",
+    "adapter-protocol": "ADP",
 }
 
 
