@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from conformance.grammar import roots
 from conformance.seeds import seed_statements
 from conformance.spec import Spec, expand_text, load_spec, schema_validator
 
@@ -177,3 +178,29 @@ def test_every_seed_sentence_maps_to_requirements(spec: Spec) -> None:
     for seed in spec.seeds:
         for st in seed.statements:
             assert st.requirements or st.informative in ("heading", "metadata"), st.text
+
+
+def test_grammar_references_resolve_and_compile(spec: Spec) -> None:
+    # Every vocabulary, table, column and symbol the grammar names must exist.
+    matchers = roots(spec)
+    products = set(_values(spec, "diagnostic.product"))
+    kinds = set(_values(spec, "diagnostic.text_kind"))
+    assert set(matchers) == {(p, k) for p in products for k in kinds}
+
+
+def test_grammar_accepts_every_expected_provider_text(spec: Spec) -> None:
+    matchers = roots(spec)
+    for row in spec.table("diagnostic", "line_vectors").rows:
+        text = expand_text(row["expected"])
+        assert matchers[(row["facts"]["product"], row["kind"])].matches(text), row["name"]
+    for product, area in (("Claude Code", "claude-code"), ("Codex", "codex")):
+        for row in spec.table(area, "outcome_vectors").rows:
+            if "diagnostic" in row["expected"]:
+                assert matchers[(product, "run-result")].matches(row["expected"]["diagnostic"]), row["name"]
+
+
+def test_grammar_agrees_with_every_leak_vector(spec: Spec) -> None:
+    matchers = roots(spec)
+    for row in spec.table("redaction", "leak_vectors").rows:
+        verdict = matchers[(row["product"], row["kind"])].matches(expand_text(row["text"]))
+        assert verdict is row["sentence"], row["name"]

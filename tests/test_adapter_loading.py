@@ -1,7 +1,9 @@
-"""Bad --impl values stop the run with a usage error that says what is wrong."""
+"""Loading the adapter: bad --impl values are usage errors that say what is wrong; what an
+adapter claims and lacks fails naming the operation; what it does not claim is not applicable."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,10 +20,14 @@ ADAPTERS = {
     "odd_binding": DECLARATION.format(protocol="1", key="bindings", bindings='["smoke-signals"]'),
     "misspelt_claim": DECLARATION.format(protocol="1", key="binding", bindings='["chunk-events"]'),
     "not_a_dict": 'CONFORMANCE = ["chunk-events"]\n',
+    "lacks_fold": "from reference_impl import select_output\n"
+    + DECLARATION.format(protocol="1", key="bindings", bindings='["chunk-events"]'),
+    "one_binding": "from reference_impl import *\n"
+    + DECLARATION.format(protocol="1", key="bindings", bindings='["chunk-events"]'),
 }
 
 
-def run_pytest(tmp_path: Path, impl: str) -> subprocess.CompletedProcess[str]:
+def run_pytest(tmp_path: Path, impl: str, *args: str) -> subprocess.CompletedProcess[str]:
     for name, source in ADAPTERS.items():
         (tmp_path / f"{name}.py").write_text(source, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
@@ -36,7 +42,7 @@ def run_pytest(tmp_path: Path, impl: str) -> subprocess.CompletedProcess[str]:
             "no:xdist",
             f"--impl={impl}",
             "--pyargs",
-            "conformance.test_spec",
+            *(args or ("conformance.test_spec",)),
         ],
         cwd=tmp_path,
         env=env,
@@ -70,3 +76,23 @@ def test_the_header_names_the_adapter_and_its_claims(tmp_path: Path) -> None:
     done = run_pytest(tmp_path, "reference_impl")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "adapter reference_impl: {" in done.stdout and '"chunk-events"' in done.stdout
+
+
+def test_a_claimed_but_missing_operation_fails_naming_it(tmp_path: Path) -> None:
+    done = run_pytest(tmp_path, "lacks_fold", "conformance.test_selection", "-k", "golden_vector and chunk-")
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
+    assert "adapter lacks_fold claims what needs operation 'fold_output'" in done.stdout
+
+
+def test_unclaimed_areas_are_not_applicable_never_passed(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    done = run_pytest(
+        tmp_path, "one_binding", "conformance.test_selection", "-k", "golden_vector", f"--conformance-report={report}"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "not applicable (unclaimed by the adapter; not counted as passed)" in done.stdout
+    assert "one_binding does not claim bindings 'embedded-stream'" in done.stdout
+    data = json.loads(report.read_text(encoding="utf-8"))
+    outcomes = {t["nodeid"].split("[")[1]: t["outcome"] for t in data["tests"]}
+    assert {o for name, o in outcomes.items() if not name.startswith("chunk-")} == {"not-applicable"}
+    assert {o for name, o in outcomes.items() if name.startswith("chunk-")} == {"passed"}
