@@ -7,11 +7,9 @@ One incremental fold serves every consumer, so all observers of a run agree.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from operator import itemgetter
 from typing import Any
 
 ContentBlock = dict[str, Any]
-_TYPE = itemgetter("type")
 Event = Mapping[str, Any]
 
 
@@ -66,39 +64,41 @@ class AssistantOutputFold:
     def push_many(self, events: Sequence[Event]) -> None:
         """Fold a batch of events: the same result as pushing them one by one, faster.
 
-        Once a non-empty message is selected, streamed text can never be selected again,
-        so the batch is searched backwards for its last non-empty message, and its text is
-        gathered only when it has none and nothing was selected before. The backward
-        search runs in C (``map``, ``list.index``), which makes a finished log cheap.
+        A finished child's log usually ends with its answer: when the batch's last
+        assistant message is non-empty it is the selection, and nothing before it can
+        change that. Otherwise one forward pass keeps the last non-empty message and the
+        streamed text together.
         """
-        types = list(map(_TYPE, events))
-        backwards = types[::-1]
-        last = len(types) - 1
-        found = 0
-        while True:
-            try:
-                found = backwards.index("assistant/message", found)
-            except ValueError:
+        for index in range(len(events) - 1, -1, -1):
+            event = events[index]
+            if event["type"] == "assistant/message":
+                content = event["data"]["message"]["content"]
+                if content:
+                    self._message = content
+                    return
                 break
-            content = events[last - found]["data"]["message"]["content"]
-            if content:
-                self._message = content
-                return
-            found += 1
-        if self._message is not None:
-            return
-        if self._binding == "chunk-events":
-            texts = []
-            for event in events:
-                if event["type"] == "assistant/chunk":
+        binding = self._binding
+        message = self._message
+        texts: list[str] = []
+        for event in events:
+            kind = event["type"]
+            if kind == "assistant/chunk":
+                if binding == "chunk-events":
                     chunk = event["data"]["chunk"]
                     if chunk["type"] == "text-delta":
                         texts.append(chunk["text"])
+            elif kind == "assistant/message":
+                data = event["data"]
+                content = data["message"]["content"]
+                if content:
+                    message = content
+                if binding == "embedded-stream":
+                    texts.append(joined_stream_text(data.get("stream") or ()))
+            elif kind == "assistant/attempt" and binding == "embedded-stream":
+                texts.append(joined_stream_text(event["data"].get("stream") or ()))
+        self._message = message
+        if message is None:
             self.push_text("".join(texts))
-        elif self._binding == "embedded-stream":
-            for event, kind in zip(events, types, strict=True):
-                if kind == "assistant/message" or kind == "assistant/attempt":
-                    self.push_text(joined_stream_text(event["data"].get("stream") or ()))
 
     def push_text(self, text: str) -> None:
         if text:
