@@ -7,14 +7,21 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from conformance.spec import SpecError, load_spec
+from conformance.spec import Spec, SpecError, load_spec
+
+
+def _load(args: argparse.Namespace) -> Spec | None:
+    """The spec, or None after printing every problem it has."""
+    try:
+        return load_spec(args.spec)
+    except SpecError as exc:
+        print(exc, file=sys.stderr)
+        return None
 
 
 def _check_spec(args: argparse.Namespace) -> int:
-    try:
-        spec = load_spec(args.spec)
-    except SpecError as exc:
-        print(exc, file=sys.stderr)
+    spec = _load(args)
+    if spec is None:
         return 1
     count = sum(1 for _ in spec.requirements())
     print(f"spec {spec.version}: {len(spec.areas)} areas, {count} requirements, no problems")
@@ -24,10 +31,8 @@ def _check_spec(args: argparse.Namespace) -> int:
 def _docs(args: argparse.Namespace) -> int:
     from conformance.docs import render_contract
 
-    try:
-        spec = load_spec(args.spec)
-    except SpecError as exc:
-        print(exc, file=sys.stderr)
+    spec = _load(args)
+    if spec is None:
         return 1
     text = render_contract(spec)
     target: Path = args.output

@@ -66,9 +66,11 @@ class _Compiler:
         return "(?:" + "|".join(re.escape(v) for v in sorted(values, key=len, reverse=True)) + ")"
 
     def item(self, item: dict[str, Any], stack: tuple[str, ...], row: dict[str, Any] | None) -> str:
+        kind: str
+        value: Any
         kind, value = next(iter(item.items())) if len(item) == 1 else ("column", item)
         if kind == "literal":
-            return re.escape(value)
+            return re.escape(str(value))
         if kind == "vocab":
             return self._alternatives(self._vocab(value))
         if kind == "symbol":

@@ -11,7 +11,7 @@ from typing import Any
 
 from reference_impl.diagnostic import bound_diagnostic as _bound
 from reference_impl.results import render_tool_result, settle_run
-from reference_impl.selection import AssistantOutputFold, final_assistant_output
+from reference_impl.selection import AssistantOutputFold, collected_after_each, final_assistant_output
 
 CONFORMANCE: dict[str, Any] = {
     "protocol": "1",
@@ -35,15 +35,7 @@ def select_output(request: dict[str, Any]) -> list[dict[str, Any]] | None:
 
 
 def fold_output(request: dict[str, Any]) -> list[list[dict[str, Any]] | None]:
-    fold = AssistantOutputFold(request["binding"])
-    values = []
-    for step in request["steps"]:
-        if "event" in step:
-            fold.push(step["event"])
-        else:
-            fold.push_text(step["text"])
-        values.append(fold.collect())
-    return values
+    return collected_after_each(AssistantOutputFold(request["binding"]), request["steps"])
 
 
 def bound_diagnostic(request: dict[str, Any]) -> dict[str, str]:

@@ -12,13 +12,9 @@ from reference_impl.selection import AssistantOutputFold, ContentBlock
 Json = dict[str, Any]
 
 
-def _select(binding: str, steps: Sequence[Json]) -> list[ContentBlock] | None:
-    fold = AssistantOutputFold(binding)
+def _select(fold: AssistantOutputFold, steps: Sequence[Json]) -> list[ContentBlock] | None:
     for step in steps:
-        if "event" in step:
-            fold.push(step["event"])
-        else:
-            fold.push_text(step["text"])
+        fold.push_step(step)
     return fold.collect()
 
 
@@ -45,10 +41,10 @@ def _end(result: Json) -> Json:
     return end
 
 
-def settle_run(request: Json) -> Json:
+def settle_run(request: Json, fold_class: type[AssistantOutputFold] = AssistantOutputFold) -> Json:
     """One run's result and subagent/end fields, from the run's own part of its log."""
     own = request["steps"][request["boundary"] :]
-    selected = _select(request["binding"], own)
+    selected = _select(fold_class(request["binding"]), own)
     output = selected if selected is not None else []
     if request["driver"] == "out-of-process":
         attempt = request["attempt"]

@@ -100,6 +100,13 @@ class AssistantOutputFold:
         if message is None:
             self.push_text("".join(texts))
 
+    def push_step(self, step: Mapping[str, Any]) -> None:
+        """A fold step as the adapter protocol writes it: ``{"event": …}`` or ``{"text": …}``."""
+        if "event" in step:
+            self.push(step["event"])
+        else:
+            self.push_text(step["text"])
+
     def push_text(self, text: str) -> None:
         if text:
             self._partial.append(text)
@@ -117,3 +124,12 @@ def final_assistant_output(events: Iterable[Event], binding: str) -> list[Conten
     fold = AssistantOutputFold(binding)
     fold.push_many(list(events))
     return fold.collect()
+
+
+def collected_after_each(fold: AssistantOutputFold, steps: Iterable[Mapping[str, Any]]) -> list[Any]:
+    """What an observer collecting after every step sees."""
+    values = []
+    for step in steps:
+        fold.push_step(step)
+        values.append(fold.collect())
+    return values
