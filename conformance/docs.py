@@ -51,33 +51,28 @@ def _escape(cell: str) -> str:
     return cell.replace("|", "\\|")
 
 
-def _render_table(table: Table) -> list[str]:
+def _render_table(area: Area, table: Table) -> list[str]:
     out = [f"#### {table.title} (`{table.name}`)", ""]
     if table.description:
-        out += [table.description.strip(), ""]
+        out += [" ".join(table.description.split()), ""]
     if table.requirements:
         out += [f"States: {', '.join(table.requirements)}.", ""]
-    cells = [[_cell(c, row[c.name]) if c.name in row else "—" for c in table.columns] for row in table.rows]
-    if any(len(cell) > _WIDE for row in cells for cell in row):
-        for row, rendered in zip(table.rows, cells, strict=True):
-            head = rendered[0]
-            out.append(f"- **{table.columns[0].name}:** {head}")
-            for column, cell in zip(table.columns[1:], rendered[1:], strict=True):
-                if column.type == "json" and column.name in row and len(cell) > _WIDE:
-                    out += [f"  - **{column.name}:**", "", "    ```json"]
-                    out += [
-                        "    " + line
-                        for line in json.dumps(row[column.name], ensure_ascii=False, indent=2).splitlines()
-                    ]
-                    out += ["    ```", ""]
-                else:
-                    out.append(f"  - **{column.name}:** {cell}")
-        out.append("")
-        return out
-    out.append("| " + " | ".join(c.title or c.name for c in table.columns) + " |")
+    elided = False
+    rows = []
+    for row in table.rows:
+        cells = []
+        for column in table.columns:
+            cell = _cell(column, row[column.name]) if column.name in row else "—"
+            if column.type in ("json", "text") and len(cell) > _WIDE:
+                cell, elided = "*(in the spec file)*", True
+            cells.append(_escape(cell))
+        rows.append("| " + " | ".join(cells) + " |")
+    out.append("| " + " | ".join(_escape(c.title or c.name) for c in table.columns) + " |")
     out.append("|" + "---|" * len(table.columns))
-    out += ["| " + " | ".join(_escape(cell) for cell in row) + " |" for row in cells]
+    out += rows
     out.append("")
+    if elided:
+        out += [f"Values too long to show here are in `spec/{area.file}`, table `{table.name}`.", ""]
     return out
 
 
@@ -120,7 +115,7 @@ def _render_area(area: Area) -> list[str]:
     if area.tables:
         out += ["### Tables", ""]
         for table in area.tables.values():
-            out += _render_table(table)
+            out += _render_table(area, table)
     out += ["### Requirements", ""]
     for req in area.requirements:
         out += _render_requirement(req)
