@@ -132,4 +132,14 @@ def load_adapter(impl: str, spec: Spec) -> Adapter:
             )
     for error in _schema(spec, "declaration").iter_errors(declaration):
         raise AdapterUsageError(f"--impl={impl}: CONFORMANCE is malformed: {_describe(error)}")
+    for provider, version in declaration["providers"].items():
+        locked = (spec.areas[provider].locked or {}).get("version")
+        if version != locked:
+            raise AdapterUsageError(
+                f"--impl={impl}: CONFORMANCE claims provider {provider} at {version}, "
+                f"but this spec is locked to {locked}; run the upgrade gate before claiming another version"
+            )
+    for driver in declaration["process_drivers"]:
+        if driver not in declaration["providers"]:
+            raise AdapterUsageError(f"--impl={impl}: CONFORMANCE claims process driver {driver!r} without its provider")
     return Adapter(impl, declaration, target, spec)

@@ -43,8 +43,12 @@ class Verdict:
 
 
 def known_bad_adapters() -> list[KnownBad]:
-    index = yaml.safe_load((fixtures_dir() / "known_bad" / "index.yaml").read_text(encoding="utf-8"))
-    return [KnownBad(a["module"], a["bug"], tuple(a["caught_by"]), tuple(a["tiers"])) for a in index["adapters"]]
+    """Every adapter listed in ``fixtures/known_bad/*.yaml`` (one file per contract area)."""
+    adapters = []
+    for listing in sorted((fixtures_dir() / "known_bad").glob("*.yaml")):
+        for a in yaml.safe_load(listing.read_text(encoding="utf-8"))["adapters"]:
+            adapters.append(KnownBad(a["module"], a["bug"], tuple(a["caught_by"]), tuple(a["tiers"])))
+    return adapters
 
 
 def run_suite(

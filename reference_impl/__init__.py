@@ -16,14 +16,17 @@ from reference_impl.selection import AssistantOutputFold, collected_after_each, 
 CONFORMANCE: dict[str, Any] = {
     "protocol": "1",
     "bindings": ["chunk-events", "embedded-stream", "text-stream"],
-    "providers": {},
+    "providers": {"claude-code": "0.3.220", "codex": "0.147.0"},
     "process_drivers": [],
 }
 
 __all__ = [
     "CONFORMANCE",
     "bound_diagnostic",
+    "claude_code_outcome",
+    "codex_outcome",
     "fold_output",
+    "format_diagnostic",
     "render_tool_result",
     "select_output",
     "settle_run",
@@ -40,3 +43,21 @@ def fold_output(request: dict[str, Any]) -> list[list[dict[str, Any]] | None]:
 
 def bound_diagnostic(request: dict[str, Any]) -> dict[str, str]:
     return {"text": _bound(request["text"])}
+
+
+def format_diagnostic(request: dict[str, Any]) -> dict[str, str]:
+    from reference_impl.diagnostic import format_diagnostic as run
+
+    return run(request)
+
+
+def claude_code_outcome(request: dict[str, Any]) -> dict[str, Any]:
+    from reference_impl.claude_code import claude_code_outcome as run
+
+    return run(request)
+
+
+def codex_outcome(request: dict[str, Any]) -> dict[str, Any]:
+    from reference_impl.codex import codex_outcome as run
+
+    return run(request)

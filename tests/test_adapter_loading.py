@@ -20,6 +20,9 @@ ADAPTERS = {
     "odd_binding": DECLARATION.format(protocol="1", key="bindings", bindings='["smoke-signals"]'),
     "misspelt_claim": DECLARATION.format(protocol="1", key="binding", bindings='["chunk-events"]'),
     "not_a_dict": 'CONFORMANCE = ["chunk-events"]\n',
+    "newer_codex": 'CONFORMANCE = {"protocol": "1", "bindings": [], "providers": {"codex": "0.171.0"}, '
+    '"process_drivers": []}\n',
+    "driver_alone": 'CONFORMANCE = {"protocol": "1", "bindings": [], "providers": {}, "process_drivers": ["codex"]}\n',
     "lacks_fold": "from reference_impl import select_output\n"
     + DECLARATION.format(protocol="1", key="bindings", bindings='["chunk-events"]'),
     "one_binding": "from reference_impl import *\n"
@@ -62,6 +65,8 @@ def run_pytest(tmp_path: Path, impl: str, *args: str) -> subprocess.CompletedPro
         ("odd_binding", "unknown binding 'smoke-signals'"),
         ("misspelt_claim", "CONFORMANCE is malformed"),
         ("not_a_dict", "CONFORMANCE must be a dict"),
+        ("newer_codex", "claims provider codex at 0.171.0, but this spec is locked to 0.147.0"),
+        ("driver_alone", "claims process driver 'codex' without its provider"),
         ("exec:node adapter.js", "not supported by this version"),
         ("not a module", "expected a module path"),
     ],
