@@ -52,6 +52,52 @@ def _docs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _coverage(args: argparse.Namespace) -> int:
+    from conformance.coverage import requirement_tests
+
+    spec = _load(args)
+    if spec is None:
+        return 1
+    tests = requirement_tests()
+    untested = 0
+    for req in spec.requirements():
+        names = tests.get(req.id, [])
+        if req.excluded:
+            print(f"{req.id}  excluded: {' '.join(req.excluded.split())[:100]}")
+        elif not names:
+            untested += 1
+            print(f"{req.id}  NO TEST")
+        else:
+            print(f"{req.id}  {len(names)} test(s)")
+            for name in names[: args.most]:
+                print(f"    {name}")
+            if len(names) > args.most:
+                print(f"    … and {len(names) - args.most} more")
+    print(f"{untested} requirement(s) without a test")
+    return 0
+
+
+def _selftest(args: argparse.Namespace) -> int:
+    from conformance.selftest import run_all
+
+    failures = 0
+    print(f"{'adapter':<40}{'verdict':<12}caught by")
+    for bad, verdict in run_all(args.jobs):
+        if bad is None:
+            ok = verdict.exit_code == 0
+            print(f"{verdict.impl:<40}{'passes' if ok else 'FAILS':<12}-")
+        else:
+            missing = sorted(set(bad.caught_by) - set(verdict.violated))
+            ok = verdict.rejected and not missing
+            caught = ", ".join(verdict.violated) or "-"
+            note = f"  (expected also {', '.join(missing)})" if missing else ""
+            print(f"{verdict.impl:<40}{'rejected' if verdict.rejected else 'ACCEPTED':<12}{caught}{note}")
+        if not ok:
+            failures += 1
+            print(verdict.output, file=sys.stderr)
+    return 1 if failures else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="subagent-conformance",
@@ -69,6 +115,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     docs.add_argument("--check", action="store_true", help="fail when the file differs from a fresh rendering")
     docs.set_defaults(run=_docs)
+
+    coverage = commands.add_parser("coverage", help="print every requirement with the tests that check it")
+    coverage.add_argument("--most", type=int, default=5, help="tests to list per requirement (default: %(default)s)")
+    coverage.set_defaults(run=_coverage)
+
+    selftest = commands.add_parser(
+        "selftest", help="run the suite against the reference and every known-bad adapter; fail if any bad one passes"
+    )
+    selftest.add_argument("--jobs", type=int, default=None, help="runs at once (default: one per CPU)")
+    selftest.set_defaults(run=_selftest)
     return parser
 
 

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, Phase, settings
 
 import conformance
 from conformance.adapter import Adapter, AdapterUsageError, load_adapter
-from conformance.report import NOT_APPLICABLE, REQUIREMENTS_PROPERTY, Recorder, write_json
+from conformance.report import NOT_APPLICABLE, REQUIREMENTS_PROPERTY, Recorder, markdown_summary, write_json
 from conformance.spec import Spec, SpecError, load_spec
 
 # "default" for development; "ci" derandomized so that a CI log reproduces; "thorough"
@@ -70,6 +70,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="write a JSON report: every requirement's status and every test's outcome",
     )
+    group.addoption(
+        "--conformance-summary",
+        default=None,
+        metavar="PATH",
+        help="write a Markdown summary of the run, fit for a CI step summary",
+    )
 
 
 class ConformanceSession:
@@ -87,9 +93,14 @@ class ConformanceSession:
             self.recorder.add(report)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        path = self.config.getoption("conformance_report")
-        if path and not self.is_worker:
-            write_json(Path(path), self.recorder.report(self.spec, self.adapter.impl, self.adapter.declaration))
+        if self.is_worker:
+            return
+        report = self.recorder.report(self.spec, self.adapter.impl, self.adapter.declaration)
+        if path := self.config.getoption("conformance_report"):
+            write_json(Path(path), report)
+        if path := self.config.getoption("conformance_summary"):
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_text(markdown_summary(report), encoding="utf-8")
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         counts: dict[str, int] = {}

@@ -109,3 +109,34 @@ def _first_line(text: str) -> str:
 def write_json(path: Path, report: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def markdown_summary(report: dict[str, Any]) -> str:
+    """A Markdown page fit for a CI step summary: the verdict, then what failed and why."""
+    summary = report["summary"]
+    verdict = "**violated**" if summary["violated"] else "conforms"
+    declaration = report["adapter"]["declaration"]
+    lines = [
+        f"## Subagent result contract: `{report['adapter']['impl']}` {verdict}",
+        "",
+        f"Spec {report['spec_version']}, suite {report['suite']['version']}; claims: "
+        f"bindings {', '.join(declaration['bindings']) or 'none'}; "
+        f"providers {', '.join(f'{k} {v}' for k, v in declaration['providers'].items()) or 'none'}; "
+        f"process drivers {', '.join(declaration['process_drivers']) or 'none'}.",
+        "",
+        "| status | requirements |",
+        "|---|---|",
+        *(f"| {status} | {count} |" for status, count in summary.items()),
+        "",
+    ]
+    violated = [r for r in report["requirements"] if r["status"] == "violated"]
+    if violated:
+        failing = {t["nodeid"]: t for t in report["tests"] if t["outcome"] in ("failed", "error")}
+        lines += ["### Violated requirements", "", "| requirement | failing tests |", "|---|---|"]
+        for req in violated:
+            tests = [f"`{n}`: {failing[n].get('message', '')}" for n in req["tests"] if n in failing]
+            cell = "<br>".join(t.replace("|", "\\|") for t in tests[:5])
+            more = f"<br>… and {len(tests) - 5} more" if len(tests) > 5 else ""
+            lines.append(f"| {req['id']} {req['title']} | {cell}{more} |")
+        lines.append("")
+    return "\n".join(lines)
