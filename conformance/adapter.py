@@ -25,7 +25,12 @@ from conformance.spec import SCHEMA_URN, Spec, schema_validator
 
 
 class AdapterUsageError(Exception):
-    """The ``--impl`` value does not name a usable adapter; the message says why."""
+    """The ``--impl`` value does not name a usable adapter; the message says why, and
+    ``condition`` names the case (vocabulary adapter-protocol.usage_error)."""
+
+    def __init__(self, message: str, condition: str) -> None:
+        super().__init__(message)
+        self.condition = condition
 
 
 class AdapterResponseError(AssertionError):
@@ -94,52 +99,85 @@ def load_adapter(impl: str, spec: Spec) -> Adapter:
     """Import ``pkg.mod`` or ``pkg.mod:attr`` and check its ``CONFORMANCE`` declaration."""
     if impl.startswith("exec:"):
         raise AdapterUsageError(
-            f"--impl={impl}: adapters over JSON lines (exec:) are not supported by this version of the suite"
+            f"--impl={impl}: adapters over JSON lines (exec:) are not supported by this version of the suite",
+            "exec-not-started",
         )
     module_name, _, attr = impl.partition(":")
     if not module_name or not all(part.isidentifier() for part in module_name.split(".")):
-        raise AdapterUsageError(f"--impl={impl}: expected a module path such as pkg.mod or pkg.mod:attr")
+        raise AdapterUsageError(
+            f"--impl={impl}: expected a module path such as pkg.mod or pkg.mod:attr", "malformed-impl"
+        )
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # an adapter beside the invocation imports as with `python -m pytest`
     try:
         module: ModuleType = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        raise AdapterUsageError(f"--impl={impl}: cannot import module {module_name!r} ({exc})") from None
+        raise AdapterUsageError(
+            f"--impl={impl}: cannot import module {module_name!r} ({exc})", "module-not-found"
+        ) from None
     target: Any = module
     if attr:
         if not hasattr(module, attr):
-            raise AdapterUsageError(f"--impl={impl}: module {module_name!r} has no attribute {attr!r}")
+            raise AdapterUsageError(
+                f"--impl={impl}: module {module_name!r} has no attribute {attr!r}", "attribute-not-found"
+            )
         target = getattr(module, attr)
     declaration = getattr(target, "CONFORMANCE", None)
     if declaration is None:
         raise AdapterUsageError(
             f"--impl={impl}: no CONFORMANCE declaration; an adapter must say what it claims "
-            '(e.g. CONFORMANCE = {"protocol": "1", "bindings": ["chunk-events"], ...})'
+            '(e.g. CONFORMANCE = {"protocol": "1", "bindings": ["chunk-events"], ...})',
+            "no-declaration",
         )
-    if not isinstance(declaration, dict):
-        raise AdapterUsageError(f"--impl={impl}: CONFORMANCE must be a dict, not {type(declaration).__name__}")
-    protocols = spec.vocabulary("adapter-protocol.protocol_version").values
-    if declaration.get("protocol") not in protocols:
-        raise AdapterUsageError(
-            f"--impl={impl}: CONFORMANCE declares protocol {declaration.get('protocol')!r}; "
-            f"this suite speaks {', '.join(map(repr, protocols))}"
-        )
-    bindings = spec.vocabulary("selection.binding").values
-    for binding in declaration.get("bindings", ()):
-        if binding not in bindings:
+    check_declaration(declaration, spec, f"--impl={impl}: ")
+    return Adapter(impl, declaration, target, spec)
+
+
+def check_declaration(declaration: Any, spec: Spec, where: str = "") -> None:
+    """Raise :class:`AdapterUsageError` for the first usage-error condition that applies,
+    in the order of vocabulary adapter-protocol.usage_error."""
+    if isinstance(declaration, dict):
+        protocols = spec.vocabulary("adapter-protocol.protocol_version").values
+        protocol = declaration.get("protocol")
+        if isinstance(protocol, bool) or protocol not in protocols:
             raise AdapterUsageError(
-                f"--impl={impl}: CONFORMANCE claims unknown binding {binding!r}; known: {', '.join(map(str, bindings))}"
+                f"{where}CONFORMANCE declares protocol {protocol!r}; "
+                f"this suite speaks {', '.join(map(repr, protocols))}",
+                "unknown-protocol-version",
             )
+        known = spec.vocabulary("selection.binding").values
+        bindings = declaration.get("bindings")
+        for binding in bindings if isinstance(bindings, list) else ():
+            if binding not in known:
+                raise AdapterUsageError(
+                    f"{where}CONFORMANCE claims unknown binding {binding!r}; known: {', '.join(map(str, known))}",
+                    "unknown-binding",
+                )
+        providers = declaration.get("providers")
+        known = spec.vocabulary("adapter-protocol.provider").values
+        for provider in providers if isinstance(providers, dict) else ():
+            if provider not in known:
+                raise AdapterUsageError(
+                    f"{where}CONFORMANCE claims unknown provider {provider!r}; known: {', '.join(map(str, known))}",
+                    "unknown-provider",
+                )
+    elif declaration is not None and not isinstance(declaration, dict):
+        raise AdapterUsageError(
+            f"{where}CONFORMANCE is malformed: it must be a dict, not {type(declaration).__name__}",
+            "malformed-declaration",
+        )
     for error in _schema(spec, "declaration").iter_errors(declaration):
-        raise AdapterUsageError(f"--impl={impl}: CONFORMANCE is malformed: {_describe(error)}")
+        raise AdapterUsageError(f"{where}CONFORMANCE is malformed: {_describe(error)}", "malformed-declaration")
     for provider, version in declaration["providers"].items():
         locked = (spec.areas[provider].locked or {}).get("version")
         if version != locked:
             raise AdapterUsageError(
-                f"--impl={impl}: CONFORMANCE claims provider {provider} at {version}, "
-                f"but this spec is locked to {locked}; run the upgrade gate before claiming another version"
+                f"{where}CONFORMANCE claims provider {provider} at {version}, but this spec is locked to "
+                f"{locked}; run the upgrade gate before claiming another version",
+                "unlocked-provider-version",
             )
     for driver in declaration["process_drivers"]:
         if driver not in declaration["providers"]:
-            raise AdapterUsageError(f"--impl={impl}: CONFORMANCE claims process driver {driver!r} without its provider")
-    return Adapter(impl, declaration, target, spec)
+            raise AdapterUsageError(
+                f"{where}CONFORMANCE claims process driver {driver!r} without its provider", "driver-without-provider"
+            )

@@ -8,8 +8,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from conformance.adapter import AdapterUsageError, check_declaration
+from conformance.spec import load_spec
 
 DECLARATION = (
     'CONFORMANCE = {{"protocol": "{protocol}", "{key}": {bindings}, "providers": {{}}, "process_drivers": []}}\n'
@@ -25,6 +29,10 @@ ADAPTERS = {
     "driver_alone": 'CONFORMANCE = {"protocol": "1", "bindings": [], "providers": {}, "process_drivers": ["codex"]}\n',
     "lacks_fold": "from reference_impl import select_output\n"
     + DECLARATION.format(protocol="1", key="bindings", bindings='["chunk-events"]'),
+    "malformed_answers": "from reference_impl import *\n"
+    + DECLARATION.format(protocol="1", key="bindings", bindings='["chunk-events"]')
+    + "def render_tool_result(result):\n    return {'isError': 'yes', 'text': 'Error: x'}\n"
+    + "def bound_diagnostic(request):\n    return {'text': {request['text']}}\n",
     "one_binding": "from reference_impl import *\n"
     + DECLARATION.format(protocol="1", key="bindings", bindings='["chunk-events"]'),
 }
@@ -55,6 +63,7 @@ def run_pytest(tmp_path: Path, impl: str, *args: str) -> subprocess.CompletedPro
     )
 
 
+@pytest.mark.requirement("ADP-001", "ADP-002", "ADP-003", "ADP-004", "ADP-005", "ADP-006")
 @pytest.mark.parametrize(
     ("impl", "message"),
     [
@@ -64,7 +73,7 @@ def run_pytest(tmp_path: Path, impl: str, *args: str) -> subprocess.CompletedPro
         ("future_protocol", "declares protocol '9'"),
         ("odd_binding", "unknown binding 'smoke-signals'"),
         ("misspelt_claim", "CONFORMANCE is malformed"),
-        ("not_a_dict", "CONFORMANCE must be a dict"),
+        ("not_a_dict", "it must be a dict, not list"),
         ("newer_codex", "claims provider codex at 0.171.0, but this spec is locked to 0.147.0"),
         ("driver_alone", "claims process driver 'codex' without its provider"),
         ("exec:node adapter.js", "not supported by this version"),
@@ -77,18 +86,21 @@ def test_bad_impl_is_a_usage_error(tmp_path: Path, impl: str, message: str) -> N
     assert f"--impl={impl}" in done.stderr and message in done.stderr, done.stderr
 
 
+@pytest.mark.requirement("ADP-001", "ADP-002")
 def test_the_header_names_the_adapter_and_its_claims(tmp_path: Path) -> None:
     done = run_pytest(tmp_path, "reference_impl")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "adapter reference_impl: {" in done.stdout and '"chunk-events"' in done.stdout
 
 
+@pytest.mark.requirement("ADP-008", "ADP-010")
 def test_a_claimed_but_missing_operation_fails_naming_it(tmp_path: Path) -> None:
     done = run_pytest(tmp_path, "lacks_fold", "conformance.test_selection", "-k", "golden_vector and chunk-")
     assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
     assert "adapter lacks_fold claims what needs operation 'fold_output'" in done.stdout
 
 
+@pytest.mark.requirement("ADP-008", "ADP-009", "ADP-022")
 def test_unclaimed_areas_are_not_applicable_never_passed(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     done = run_pytest(
@@ -101,3 +113,31 @@ def test_unclaimed_areas_are_not_applicable_never_passed(tmp_path: Path) -> None
     outcomes = {t["nodeid"].split("[")[1]: t["outcome"] for t in data["tests"]}
     assert {o for name, o in outcomes.items() if not name.startswith("chunk-")} == {"not-applicable"}
     assert {o for name, o in outcomes.items() if name.startswith("chunk-")} == {"passed"}
+
+
+@pytest.mark.parametrize(
+    "vector",
+    [
+        pytest.param(v, id=v["name"], marks=pytest.mark.requirement(*v["covers"]))
+        for v in load_spec().table("adapter-protocol", "declaration_vectors").rows
+    ],
+)
+def test_declaration_vectors(vector: dict[str, Any]) -> None:
+    spec = load_spec()
+    if vector["usage_error"] is None:
+        check_declaration(vector["declaration"], spec)
+    else:
+        with pytest.raises(AdapterUsageError) as caught:
+            check_declaration(vector["declaration"], spec)
+        assert caught.value.condition == vector["usage_error"], str(caught.value)
+
+
+@pytest.mark.requirement("ADP-012")
+def test_a_malformed_answer_fails_with_the_schema_error_and_the_value(tmp_path: Path) -> None:
+    done = run_pytest(tmp_path, "malformed_answers", "conformance.test_results", "-k", "render_vector or settlement")
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
+    assert (
+        "render_tool_result returned an invalid response: 'yes' is not of type 'boolean' at ['isError']" in done.stdout
+    )
+    assert 'offending value: "yes"' in done.stdout
+    assert "bound_diagnostic returned a value that is not JSON-shaped" in done.stdout

@@ -10,10 +10,13 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from conformance.resources import fixtures_dir
 from conformance.spec import load_spec, schema_validator
 
 
+@pytest.mark.requirement("ADP-022")
 def test_report_summary_and_junit_of_a_rejected_adapter(tmp_path: Path) -> None:
     report, summary, junit = tmp_path / "report.json", tmp_path / "summary.md", tmp_path / "junit.xml"
     env = {**os.environ, "PYTHONPATH": str(fixtures_dir() / "known_bad"), "SUBAGENT_CONFORMANCE_PROFILE": "selftest"}
