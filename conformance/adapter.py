@@ -21,6 +21,7 @@ from typing import Any
 
 import jsonschema
 
+from conformance.exec_adapter import ExecAdapter, ExecStartError, ExecTarget, Limits
 from conformance.spec import SCHEMA_URN, Spec, schema_validator
 
 
@@ -66,6 +67,7 @@ class Adapter:
     declaration: dict[str, Any]
     target: Any
     spec: Spec
+    close: Callable[[], None] | None = None
 
     def claims(self, claim: str, value: str) -> bool:
         claimed = self.declaration.get(claim, ())
@@ -95,13 +97,10 @@ class Adapter:
         return answer
 
 
-def load_adapter(impl: str, spec: Spec) -> Adapter:
-    """Import ``pkg.mod`` or ``pkg.mod:attr`` and check its ``CONFORMANCE`` declaration."""
+def load_adapter(impl: str, spec: Spec, exec_timeout: float | None = None) -> Adapter:
+    """Import ``pkg.mod`` or ``pkg.mod:attr``, or start ``exec:COMMAND``, and check its declaration."""
     if impl.startswith("exec:"):
-        raise AdapterUsageError(
-            f"--impl={impl}: adapters over JSON lines (exec:) are not supported by this version of the suite",
-            "exec-not-started",
-        )
+        return _load_exec(impl, spec, exec_timeout)
     module_name, _, attr = impl.partition(":")
     if not module_name or not all(part.isidentifier() for part in module_name.split(".")):
         raise AdapterUsageError(
@@ -131,6 +130,23 @@ def load_adapter(impl: str, spec: Spec) -> Adapter:
         )
     check_declaration(declaration, spec, f"--impl={impl}: ")
     return Adapter(impl, declaration, target, spec)
+
+
+def _load_exec(impl: str, spec: Spec, exec_timeout: float | None) -> Adapter:
+    command = impl.removeprefix("exec:").strip()
+    if not command:
+        raise AdapterUsageError(f"--impl={impl}: exec: needs a command, e.g. exec:node adapter.mjs", "malformed-impl")
+    process = ExecAdapter(command, spec, Limits.from_spec(spec, exec_timeout))
+    try:
+        declaration = process.describe()
+        check_declaration(declaration, spec, f"--impl={impl}: ")
+    except ExecStartError as exc:
+        process.close()
+        raise AdapterUsageError(f"--impl={impl}: {exc}", exc.condition) from None
+    except AdapterUsageError:
+        process.close()
+        raise
+    return Adapter(impl, declaration, ExecTarget(process), spec, process.close)
 
 
 def check_declaration(declaration: Any, spec: Spec, where: str = "") -> None:

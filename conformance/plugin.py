@@ -58,6 +58,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(default: %(default)s, the bundled reference implementation)",
     )
     group.addoption(
+        "--exec-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --impl=exec:…, how long a pure operation may take before the adapter counts as hung "
+        "(default: pure_call_timeout of the spec's exec_limits)",
+    )
+    group.addoption(
         "--requirement",
         action="append",
         default=[],
@@ -102,6 +110,10 @@ class ConformanceSession:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             Path(path).write_text(markdown_summary(report), encoding="utf-8")
 
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.adapter.close is not None:
+            self.adapter.close()
+
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         counts: dict[str, int] = {}
         for test in self.recorder.tests.values():
@@ -119,7 +131,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     try:
         spec = load_spec()
-        adapter = load_adapter(config.getoption("impl"), spec)
+        adapter = load_adapter(config.getoption("impl"), spec, config.getoption("exec_timeout"))
     except (SpecError, AdapterUsageError) as exc:
         raise pytest.UsageError(str(exc)) from None
     session = ConformanceSession(config, spec, adapter)

@@ -76,7 +76,8 @@ def run_pytest(tmp_path: Path, impl: str, *args: str) -> subprocess.CompletedPro
         ("not_a_dict", "it must be a dict, not list"),
         ("newer_codex", "claims provider codex at 0.171.0, but this spec is locked to 0.147.0"),
         ("driver_alone", "claims process driver 'codex' without its provider"),
-        ("exec:node adapter.js", "not supported by this version"),
+        ("exec:no-such-program-here --flag", "cannot start 'no-such-program-here --flag'"),
+        ("exec:", "exec: needs a command"),
         ("not a module", "expected a module path"),
     ],
 )

@@ -1,0 +1,349 @@
+"""Tier 2, Claude Code: claude_code_outcome against the golden vectors, the classification,
+stop-reason and permission-fact tables, the JavaScript whitespace set, and the redaction
+allow-list.
+
+Every expected value comes from the spec: a vector's ``expected``, or the oracle of
+conformance.claude_code built from the claude-code.yaml tables and the diagnostic grammar.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance.adapter import Adapter
+from conformance.claude_code import (
+    DECOYS,
+    PLANTERS,
+    PRODUCT,
+    UNPLANTABLE,
+    error_results,
+    events,
+    expected_outcome,
+    explain,
+    native_denials,
+    other_messages,
+    outcome_sites,
+    outcomes,
+    permission_events,
+    planted_scenarios,
+    replace_canaries,
+    result_messages,
+    scenarios,
+    strict_successes,
+    tables,
+    whitespace_text,
+)
+from conformance.grammar import Matcher, roots
+from conformance.spec import Spec, load_spec
+
+Claim = Callable[[str, str], None]
+Json = dict[str, Any]
+requirement = pytest.mark.requirement
+_SPEC = load_spec()
+_LINE_FIELDS = re.compile(r"stage: ([^;)]+); category: ([^;)]+)")
+
+
+def _claude(claim: Claim) -> None:
+    claim("providers", "claude-code")
+
+
+_MATCHERS: dict[int, Matcher] = {}
+
+
+def _run_result_grammar(spec: Spec) -> Matcher:
+    """The compiled run-result root, once per spec (compiling the grammar is the slow part)."""
+    if id(spec) not in _MATCHERS:
+        _MATCHERS[id(spec)] = roots(spec)[(PRODUCT, "run-result")]
+    return _MATCHERS[id(spec)]
+
+
+def _check(adapter: Adapter, spec: Spec, scenario: Json) -> Json:
+    """Call the adapter and hold its answer to the oracle and to the grammar."""
+    actual: Json = adapter.call("claude_code_outcome", scenario)
+    assert actual == expected_outcome(spec, scenario), explain(spec, scenario, actual)
+    if "diagnostic" in actual:
+        assert _run_result_grammar(spec).matches(actual["diagnostic"]), (
+            f"diagnostic {actual['diagnostic']!r} is not a sentence of the Claude Code run-result grammar"
+        )
+    return actual
+
+
+def _msg(message: Json) -> Json:
+    return {"message": message}
+
+
+messages = st.builds(_msg, st.one_of(other_messages(), native_denials()))
+
+
+# --------------------------------------------------------------------------- golden vectors
+
+
+@pytest.mark.parametrize(
+    "vector",
+    [
+        pytest.param(v, id=v["name"], marks=requirement("CC-007", *v["covers"]))
+        for v in _SPEC.table("claude-code", "outcome_vectors").rows
+    ],
+)
+def test_outcome_vector(adapter: Adapter, claim: Claim, vector: Json) -> None:
+    _claude(claim)
+    actual = adapter.call("claude_code_outcome", vector["scenario"])
+    assert actual == vector["expected"], (
+        f"claude_code_outcome gave {actual!r}; vector {vector['name']!r} expects {vector['expected']!r}"
+    )
+
+
+# --------------------------------------------------------------------------- properties
+
+
+@requirement("CC-002", "CC-003", "CC-007", "CC-023", "DIA-001", "DIA-002", "DIA-003", "DIA-009")
+def test_any_run_follows_the_classification_table(adapter: Adapter, claim: Claim, spec: Spec) -> None:
+    """Any observed run settles as the first applicable result_classification row says, with a
+    stop reason of table stop_reasons and a stage and category table stages allows in a result."""
+    _claude(claim)
+    t = tables(spec)
+
+    @given(scenario=scenarios(spec))
+    def check(scenario: Json) -> None:
+        actual = _check(adapter, spec, scenario)
+        row = t.stop_reasons[actual["stopReason"]]
+        assert ("diagnostic" in actual) == row["diagnostic"], f"{actual!r} against stop_reasons row {row!r}"
+        if "diagnostic" in actual:
+            found = _LINE_FIELDS.search(actual["diagnostic"])
+            assert found is not None
+            stage, category = found.groups()
+            assert "run-result" in t.stages[stage]["surfaces_in"], f"stage {stage} never surfaces in a run result"
+            assert category in t.stages[stage]["categories"]
+
+    check()
+
+
+@requirement("CC-005", "CC-008", "CC-009", "CC-010", "CC-012", "CC-022", "RED-004")
+def test_every_result_subtype_is_classified_exactly(adapter: Adapter, claim: Claim, spec: Spec) -> None:
+    """One result message of any subtype (the five, near misses, absent, not a string) with any
+    is_error, errors and result, among ignored messages: only the five read fields count."""
+    _claude(claim)
+    run = st.builds(
+        lambda before, result, after: [*before, _msg(result), *after],
+        st.lists(messages, max_size=2),
+        st.one_of(result_messages(spec), error_results(spec), strict_successes(spec)),
+        st.lists(messages, max_size=1),
+    )
+
+    @given(scenario=scenarios(spec, event_lists=run, cancelled=st.just(False)))
+    def check(scenario: Json) -> None:
+        _check(adapter, spec, scenario)
+
+    check()
+
+
+@requirement("CC-011", "CC-012")
+def test_blank_means_the_javascript_trim_set(adapter: Adapter, claim: Claim, spec: Spec) -> None:
+    """A success result made of JS whitespace is invalid-success; one made of the code points only
+    Python's str.strip() removes is content, and U+FEFF is whitespace (table strip_disagreements)."""
+    _claude(claim)
+    t = tables(spec)
+    texts = st.one_of(
+        whitespace_text(spec),
+        st.text(alphabet=st.sampled_from(t.strip_only), min_size=1, max_size=4),
+        st.text(alphabet=st.sampled_from(t.js_only), min_size=1, max_size=4),
+        st.builds(
+            lambda a, b, c: a + b + c, whitespace_text(spec), st.sampled_from(t.strip_only), whitespace_text(spec)
+        ),
+    )
+    falsy = st.sampled_from([{"is_error": False}, {}, {"is_error": 0}, {"is_error": None}, {"is_error": ""}])
+
+    @given(text=texts, is_error=falsy, mode=st.sampled_from(t.modes), outcome=st.one_of(st.none(), outcomes(spec)))
+    def check(text: str, is_error: Json, mode: str, outcome: Json | None) -> None:
+        message = {"type": "result", "subtype": "success", **is_error, "result": text}
+        scenario: Json = {"mode": mode, "events": [_msg(message)], "outcome": outcome}
+        actual = _check(adapter, spec, scenario)
+        blank = all(char in t.whitespace for char in text)
+        assert (actual["stopReason"] == "completed") == (not blank), explain(spec, scenario, actual)
+
+    check()
+
+
+@requirement("CC-006", "CC-025", "CC-026", "CC-027", "CC-028", "DIA-011", "DIA-012", "DIA-013", "DIA-014")
+def test_only_the_latest_permission_fact_follows_the_failure_line(adapter: Adapter, claim: Claim, spec: Spec) -> None:
+    """Any sequence of callbacks and native denials, in any mode, then a success, a failure, an
+    exception or a cancellation: only the latest fact appears, after the failure line, and never on
+    success or cancellation; facts observed after a failing result change nothing."""
+    _claude(claim)
+    before = st.lists(st.one_of(permission_events(spec), messages), min_size=1, max_size=6)
+    terminal: st.SearchStrategy[list[Json]] = st.one_of(
+        st.builds(lambda m: [_msg(m)], strict_successes(spec)),
+        st.builds(lambda m: [_msg(m)], error_results(spec)),
+        st.builds(lambda m: [_msg(m)], result_messages(spec)),
+        st.just([]),
+    )
+    after = st.lists(permission_events(spec), max_size=2)
+    run = st.builds(lambda b, t, a: [*b, *t, *a], before, terminal, after)
+
+    @given(scenario=scenarios(spec, event_lists=run))
+    def check(scenario: Json) -> None:
+        actual = _check(adapter, spec, scenario)
+        if "diagnostic" in actual:
+            assert actual["diagnostic"].count("\n") <= 1
+
+    check()
+
+
+@requirement(
+    "CC-016",
+    "CC-017",
+    "CC-019",
+    "CC-020",
+    "CC-021",
+    "DIA-004",
+    "DIA-005",
+    "DIA-006",
+    "DIA-007",
+    "DIA-010",
+    "RED-007",
+)
+def test_exit_code_and_signal_are_independent(adapter: Adapter, claim: Claim, spec: Spec) -> None:
+    """Both, either or neither of exit code and signal (exit code 0 included), after every kind
+    of failure: each printed exactly when observed, never read from the exception's text."""
+    _claude(claim)
+    failures: st.SearchStrategy[list[Json]] = st.one_of(
+        st.builds(lambda m: [_msg(m)], error_results(spec)),
+        st.builds(lambda m: [_msg(m)], result_messages(spec)),
+        st.builds(lambda m: [_msg(m)], strict_successes(spec)),
+        st.just([]),
+    )
+    run = st.builds(lambda b, f: [*b, *f], st.lists(st.one_of(messages, permission_events(spec)), max_size=2), failures)
+
+    @given(
+        scenario=scenarios(spec, event_lists=run, cancelled=st.just(False)),
+        outcome=st.one_of(outcomes(spec), st.sampled_from([{"exitCode": 0, "signal": None}, None])),
+    )
+    def check(scenario: Json, outcome: Json | None) -> None:
+        scenario["outcome"] = outcome
+        _check(adapter, spec, scenario)
+
+    check()
+
+
+@requirement("CC-004", "DIA-008")
+def test_claude_code_lines_never_carry_an_http_status(adapter: Adapter, claim: Claim, spec: Spec) -> None:
+    """Result messages with api_error_status (a real HTTP 500/429 arrives as a success marked
+    is_error) and assistant messages with an error: the line never has an HTTP status field."""
+    _claude(claim)
+    with_status = st.builds(
+        lambda message, status: {**message, "api_error_status": status},
+        st.one_of(result_messages(spec), error_results(spec), strict_successes(spec)),
+        st.one_of(st.integers(0, 65535), st.sampled_from([429, 500, 503]), st.none()),
+    )
+    api_error = st.builds(
+        lambda status: {
+            "type": "result",
+            "subtype": "success",
+            "is_error": True,
+            "result": "API Error",
+            "api_error_status": status,
+            "terminal_reason": "api_error",
+        },
+        st.sampled_from([429, 500, 503, 0]),
+    )
+    run = st.builds(lambda b, r: [*b, _msg(r)], st.lists(messages, max_size=2), st.one_of(with_status, api_error))
+
+    @given(scenario=scenarios(spec, event_lists=run, cancelled=st.just(False)))
+    def check(scenario: Json) -> None:
+        actual = _check(adapter, spec, scenario)
+        assert "HTTP status" not in actual.get("diagnostic", "")
+
+    check()
+
+
+@requirement("CC-013", "CC-014", "CC-015", "CC-018", "CC-028")
+def test_the_stream_is_consumed_in_order(adapter: Adapter, claim: Claim, spec: Spec) -> None:
+    """Several result messages with other events between them: the latest strict success wins
+    only at a normal end, the first failing result decides at once, an exception after a result
+    fails closed."""
+    _claude(claim)
+    result = st.one_of(strict_successes(spec), error_results(spec), result_messages(spec)).map(_msg)
+    run = st.lists(st.one_of(result, result, messages, permission_events(spec)), max_size=7)
+
+    @given(scenario=scenarios(spec, event_lists=run, cancelled=st.just(False)))
+    def check(scenario: Json) -> None:
+        _check(adapter, spec, scenario)
+
+    check()
+
+
+@requirement("CC-024", "DIA-014")
+def test_local_cancellation_wins_as_aborted(adapter: Adapter, claim: Claim, spec: Spec) -> None:
+    """Cancelled locally, whatever the stream did: aborted, no output, no diagnostic."""
+    _claude(claim)
+
+    @given(scenario=scenarios(spec, event_lists=events(spec), cancelled=st.just(True)))
+    def check(scenario: Json) -> None:
+        _check(adapter, spec, scenario)
+
+    check()
+
+
+# --------------------------------------------------------------------------- redaction
+
+
+@requirement(
+    "RED-001",
+    "RED-002",
+    "RED-003",
+    "RED-005",
+    "RED-008",
+    "DIA-018",
+    "CC-008",
+    "CC-009",
+    "CC-016",
+    "CC-025",
+)
+def test_canaries_never_reach_the_diagnostic(adapter: Adapter, claim: Claim, spec: Spec) -> None:
+    """Canaries planted in every raw field the scenario can carry (errors[], unknown subtypes,
+    result text, permission_denied fields, SDK message payloads, the exception's message): none
+    reaches the diagnostic, which is a sentence of the grammar and the same as when decoys that
+    spell categories, fields and lines replace the canaries."""
+    _claude(claim)
+    run_result = _run_result_grammar(spec)
+
+    @given(planted=planted_scenarios(spec), decoy=st.sampled_from(DECOYS))
+    def check(planted: tuple[Json, list[str], list[str]], decoy: str) -> None:
+        scenario, canaries, sites = planted
+        actual = _check(adapter, spec, scenario)
+        diagnostic = actual.get("diagnostic", "")
+        for canary in canaries:
+            assert canary.lower() not in diagnostic.lower(), (
+                f"canary {canary} planted at {sites} leaked into {diagnostic!r}"
+            )
+        if diagnostic:
+            assert run_result.matches(diagnostic)
+        twin = adapter.call("claude_code_outcome", replace_canaries(scenario, decoy))
+        assert (twin["stopReason"], twin.get("diagnostic")) == (actual["stopReason"], actual.get("diagnostic")), (
+            f"replacing the canaries at {sites} by {decoy!r} changed the result from {actual!r} to {twin!r}"
+        )
+
+    check()
+
+
+@requirement("RED-008")
+def test_every_claude_canary_site_is_planted(claim: Claim, spec: Spec) -> None:
+    """The canary test covers every Claude Code row of canary_sites that claude_code_outcome can
+    plant; a row is skipped only while the scenario schema gives its raw value no place."""
+    _claude(claim)
+    sites = set(outcome_sites(spec))
+    assert set(PLANTERS) <= sites, f"planting at sites the spec does not list: {sorted(set(PLANTERS) - sites)}"
+    missing = sites - set(PLANTERS)
+    assert missing <= set(UNPLANTABLE), f"canary_sites rows never planted: {sorted(missing - set(UNPLANTABLE))}"
+    schema = json.loads((spec.root / "schema" / "claude-code.json").read_text(encoding="utf-8"))
+    [callback_event] = [e for e in schema["$defs"]["event"]["oneOf"] if "callback" in e.get("required", [])]
+    assert set(callback_event["properties"]) == {"callback"}, (
+        f"callback events now carry arguments; plant canaries in them at {sorted(missing)}"
+    )

@@ -1,0 +1,135 @@
+"""--impl=exec:COMMAND: adapters in any language, and what the suite does when one misbehaves."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from conformance.resources import fixtures_dir
+
+# A minimal exec adapter around the reference implementation, with ways to misbehave.
+PYTHON_ADAPTER = """
+import json, os, sys, time
+import reference_impl
+mode = os.environ.get("SUBAGENT_ADAPTER_MISBEHAVE", "")
+for line in sys.stdin:
+    request = json.loads(line)
+    if request["op"] == "describe":
+        answer = {"id": request["id"], "output": reference_impl.CONFORMANCE}
+    elif mode == "hang":
+        time.sleep(3600)
+    elif mode == "crash":
+        sys.stderr.write("boom: the adapter fell over\\n"); sys.stderr.flush(); sys.exit(3)
+    elif mode == "garbage":
+        sys.stdout.write("this is not json\\n"); sys.stdout.flush(); continue
+    elif mode == "wrong-id":
+        answer = {"id": request["id"] + 100, "output": None}
+    else:
+        try:
+            answer = {"id": request["id"], "output": getattr(reference_impl, request["op"])(request["input"])}
+        except Exception as exc:
+            answer = {"id": request["id"], "error": {"message": f"{type(exc).__name__}: {exc}"}}
+    sys.stdout.write(json.dumps(answer) + "\\n"); sys.stdout.flush()
+"""
+
+
+def run_suite(tmp_path: Path, command: str, *args: str, mode: str = "") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SUBAGENT_ADAPTER_MISBEHAVE": mode, "SUBAGENT_CONFORMANCE_PROFILE": "selftest"}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", f"--impl=exec:{command}",
+         *args],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def python_adapter(tmp_path: Path) -> str:
+    script = tmp_path / f"adapter_{uuid.uuid4().hex}.py"
+    script.write_text(PYTHON_ADAPTER, encoding="utf-8")
+    return f"{sys.executable} {script}"
+
+
+def _failed_only(stdout: str) -> int:
+    """How many tests failed, asserting that none passed (the closing line of pytest -q)."""
+    closing = stdout.strip().splitlines()[-1]
+    found = re.match(r"(\d+) failed(, \d+ deselected)? in ", closing)
+    assert found, closing
+    return int(found.group(1))
+
+
+def _alive(token: str) -> list[str]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+            except OSError:
+                continue
+            if token in cmdline:
+                found.append(f"{proc.name}: {cmdline}")
+    return found
+
+
+@pytest.mark.requirement("ADP-015", "ADP-016", "ADP-017", "ADP-021")
+def test_an_exec_adapter_runs_the_selection_tier(tmp_path: Path, python_adapter: str) -> None:
+    done = run_suite(tmp_path, python_adapter, "--pyargs", "conformance.test_selection", "-k", "golden_vector")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _alive(python_adapter.split()[-1]) == [], "the adapter outlived the run"
+
+
+@pytest.mark.requirement("ADP-018", "ADP-019", "ADP-021")
+def test_a_hung_adapter_fails_its_test_within_the_timeout_and_the_run_goes_on(
+    tmp_path: Path, python_adapter: str
+) -> None:
+    done = run_suite(
+        tmp_path, python_adapter, "--exec-timeout=1", "--pyargs", "conformance.test_results", "-k", "render_vector and upstream",
+        mode="hang",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "render_tool_result: no answer within 1 s (hung; killed)" in done.stdout
+    assert _failed_only(done.stdout) >= 2, "every vector fails on its own, against a fresh adapter"
+    assert _alive(python_adapter.split()[-1]) == []
+
+
+@pytest.mark.parametrize(
+    ("mode", "account"),
+    [
+        ("crash", "the adapter ended (exit status 3) without answering"),
+        ("garbage", "malformed response line 'this is not json'"),
+        ("wrong-id", "malformed response line"),
+    ],
+)
+@pytest.mark.requirement("ADP-015", "ADP-016", "ADP-019")
+def test_a_crashed_or_babbling_adapter_fails_each_test_and_is_restarted(
+    tmp_path: Path, python_adapter: str, mode: str, account: str
+) -> None:
+    done = run_suite(
+        tmp_path, python_adapter, "--pyargs", "conformance.test_results", "-k", "render_vector and upstream", mode=mode
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert account in done.stdout
+    if mode == "crash":
+        assert "boom: the adapter fell over" in done.stdout, "the failure must show the adapter's stderr"
+    assert _failed_only(done.stdout) >= 2, "every test ran against a restarted adapter"
+
+
+NODE_ADAPTER = fixtures_dir() / "adapters" / "node" / "adapter.mjs"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed; .ci/run installs it")
+@pytest.mark.requirement("ADP-015", "ADP-016", "ADP-017", "ADP-020", "ADP-021")
+def test_the_node_adapter_passes_the_golden_vectors(tmp_path: Path) -> None:
+    # .ci/run also runs the whole selection and results tiers against it (the properties too).
+    done = run_suite(
+        tmp_path, f"node {NODE_ADAPTER}", "--pyargs", "conformance.test_selection", "conformance.test_results",
+        "-k", "vector",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-5000:] + done.stderr
+    assert re.match(r"\d+ passed, \d+ deselected in ", done.stdout.strip().splitlines()[-1]), done.stdout[-500:]
