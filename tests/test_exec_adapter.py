@@ -89,8 +89,8 @@ def test_a_hung_adapter_fails_its_test_within_the_timeout_and_the_run_goes_on(
     tmp_path: Path, python_adapter: str
 ) -> None:
     done = run_suite(
-        tmp_path, python_adapter, "--exec-timeout=1", "--pyargs", "conformance.test_results", "-k", "render_vector and upstream",
-        mode="hang",
+        tmp_path, python_adapter, "--exec-timeout=1", "--pyargs", "conformance.test_results",
+        "-k", "render_vector and upstream", mode="hang",
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
     assert "render_tool_result: no answer within 1 s (hung; killed)" in done.stdout
