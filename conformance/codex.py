@@ -10,6 +10,7 @@ spec already tabulates.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -111,7 +112,9 @@ class CodexOracle:
         self.whitespace = {chr(c) for c in spec.vocabulary("claude-code.js_whitespace").values}
         self.facts = spec.table("codex", "permission_facts").rows
         # Every category outside the union settles like `unknown` (table stop_reasons).
-        unknown_stops = {r["stop_reason"] for r in spec.table("codex", "stop_reasons").rows if r.get("category") == "unknown"}
+        unknown_stops = {
+            r["stop_reason"] for r in spec.table("codex", "stop_reasons").rows if r.get("category") == "unknown"
+        }
         [self.unknown_stop] = unknown_stops
 
     # -- rows
@@ -289,11 +292,15 @@ def error_infos(spec: Any) -> st.SearchStrategy[ErrorInfo]:
 
     newer = [r["wire"] for r in spec.table("codex", "newer_variants").rows]
     outside = st.text(max_size=24).filter(lambda s: s not in union)
-    near_miss = st.sampled_from(sorted(union)).flatmap(
-        lambda v: st.sampled_from([v.upper(), v.capitalize(), v + " ", " " + v, v.lower() + "\n"])
-    ).filter(lambda s: s not in union)
+    near_miss = (
+        st.sampled_from(sorted(union))
+        .flatmap(lambda v: st.sampled_from([v.upper(), v.capitalize(), v + " ", " " + v, v.lower() + "\n"]))
+        .filter(lambda s: s not in union)
+    )
     known = st.sampled_from(sorted(union))
-    non_object = st.one_of(st.none(), st.integers(), st.booleans(), st.text(max_size=6), st.lists(st.integers(), max_size=2))
+    non_object = st.one_of(
+        st.none(), st.integers(), st.booleans(), st.text(max_size=6), st.lists(st.integers(), max_size=2)
+    )
     unknown_info = st.one_of(
         st.sampled_from(newer),
         outside,
@@ -307,7 +314,9 @@ def error_infos(spec: Any) -> st.SearchStrategy[ErrorInfo]:
         st.just(_MISSING),
     )
     unknown = unknown_info.flatmap(lambda info: with_error(info, "unknown", None, "unknown"))
-    odd_error = st.one_of(st.just(_MISSING), st.none(), st.text(max_size=8), st.lists(st.just({"codexErrorInfo": "other"})))
+    odd_error = st.one_of(
+        st.just(_MISSING), st.none(), st.text(max_size=8), st.lists(st.just({"codexErrorInfo": "other"}))
+    )
     return st.one_of(
         st.sampled_from(strings).flatmap(string_variant),
         http_variant(),
@@ -328,7 +337,7 @@ def split_points(draw: st.DrawFn, text: str, max_cuts: int = 4) -> list[str]:
     """``text`` cut into non-empty chunks at random positions."""
     cuts = sorted(draw(st.sets(st.integers(1, max(1, len(text) - 1)), max_size=max_cuts))) if len(text) > 1 else []
     bounds = [0, *[c for c in cuts if 0 < c < len(text)], len(text)]
-    return [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+    return [text[a:b] for a, b in itertools.pairwise(bounds) if b > a]
 
 
 def latest_signature(signatures: list[str], chunks: list[str]) -> tuple[str, int] | None:
@@ -391,3 +400,573 @@ def instantiate(template: Any, names: list[str]) -> Any:
 
 
 Planter = Callable[[st.DrawFn, Marks], Json]
+
+
+# ---- generated runs with their expected results
+
+
+def _modes(oracle: CodexOracle) -> st.SearchStrategy[str]:
+    return st.sampled_from(oracle.modes)
+
+
+def _outcomes(oracle: CodexOracle) -> st.SearchStrategy[tuple[int | None, str | None]]:
+    """Observed process outcomes: exit code, signal, both or neither (zero included)."""
+    codes = st.one_of(st.none(), st.just(0), st.integers(0, 4294967295))
+    return st.tuples(codes, st.none() | st.sampled_from(oracle.signals))
+
+
+def _string_error_variants(oracle: CodexOracle) -> list[str]:
+    return [v for v, r in oracle.variants.items() if r["kind"] == "string" and r["stop_reason"] == "error"]
+
+
+@st.composite
+def mapped_terminals(draw: st.DrawFn, spec: Any, oracle: CodexOracle) -> tuple[Json, Json]:
+    """A terminal of any status and error info after a partial answer, maybe an ignored `error`
+    notification before it and a process exit after it."""
+    mode = draw(_modes(oracle))
+    final: str | None = None
+    unphased: str | None = None
+    events = [response()]
+    for _ in range(draw(st.integers(0, 2))):
+        text, phase = draw(ANSWER_TEXTS), draw(st.sampled_from(["final_answer", None, "commentary"]))
+        events.append(agent_message(text, phase))
+        if phase == "final_answer":
+            final = text
+        elif phase is None:
+            unphased = text
+    if draw(st.booleans()):  # the `error` notification is never the terminal (CDX-023)
+        noise = draw(error_infos(spec))
+        events.append(
+            notification(
+                "error",
+                {
+                    "error": noise.error if noise.error is not _MISSING else None,
+                    "threadId": THREAD_ID,
+                    "turnId": TURN_ID,
+                    "willRetry": draw(st.booleans()),
+                },
+            )
+        )
+    status = draw(st.sampled_from(oracle.statuses))
+    info = draw(error_infos(spec))
+    events.append(terminal(failed_turn(info.error, status=status)))
+    exit_code, signal = draw(st.one_of(st.just((None, None)), _outcomes(oracle)))
+    if (exit_code, signal) != (None, None) or draw(st.booleans()):
+        events.append(process_exit(exit_code, signal))
+    output = oracle.selected_output(final, unphased)
+    request = scenario(events, mode=mode)
+    if status == "completed" and output:
+        return request, {"stopReason": "completed", "output": output, "replies": []}
+    category, status_code, fact = "unknown", None, None
+    if status == "failed":
+        category, status_code = info.category, info.http_status
+        if category == "sandboxError":
+            fact = oracle.fact_by_trigger("sandboxError")
+    return request, oracle.failure(
+        mode, output, "turn", category, http_status=status_code, exit_code=exit_code, signal=signal, fact=fact
+    )
+
+
+@st.composite
+def answer_runs(draw: st.DrawFn, oracle: CodexOracle) -> tuple[Json, Json]:
+    """agentMessage items (some early, some foreign, some of other types) and every way the run can end."""
+    mode = draw(_modes(oracle))
+    final: str | None = None
+    unphased: str | None = None
+    early = draw(st.integers(0, 2))
+    events: list[Json] = []
+    fatal = False
+    for n in range(draw(st.integers(0, 6))):
+        if n == early:
+            events.append(response())
+        kind = draw(st.sampled_from(["message", "message", "message", "other-type", "foreign-thread", "foreign-turn"]))
+        text, phase = draw(ANSWER_TEXTS), draw(st.sampled_from(["final_answer", None, "commentary"]))
+        if kind == "message":
+            events.append(agent_message(text, phase))
+            if phase == "final_answer":
+                final = text
+            elif phase is None:
+                unphased = text
+        elif kind == "other-type":
+            other = draw(st.sampled_from(["reasoning", "userMessage", "commandExecution", "plan"]))
+            events.append(item_completed({"type": other, "text": text, "status": "completed"}))
+        elif kind == "foreign-thread":
+            events.append(agent_message(text, phase, thread_id="thread-2"))
+        elif n >= early:  # another turn is ignored only once the turn id is committed
+            events.append(agent_message(text, phase, turn_id="turn-2"))
+    if len([e for e in events if "turn_start" in e]) == 0:
+        events.append(response())
+    output = oracle.selected_output(final, unphased)
+    ending = draw(
+        st.sampled_from(
+            ["completed", "failed", "interrupted", "exit", "eof", "eof-exit", "unobservable", "fatal-item", "cancel"]
+        )
+    )
+    cancelled = ending == "cancel" or draw(st.integers(0, 9)) == 0
+    exit_code, signal = draw(_outcomes(oracle))
+    category, status_code, stage, fact = "unknown", None, "turn", None
+    completed = False
+    if ending in ("completed", "cancel"):
+        events.append(terminal(failed_turn(None, status="completed")))
+        completed = bool(output)
+        exit_code = signal = None
+    elif ending == "failed":
+        row = oracle.variants[draw(st.sampled_from(sorted(oracle.variants)))]
+        events.append(terminal(failed_turn(turn_error(row["wire"]))))
+        category = row["variant"]
+        if isinstance(row["wire"], dict):
+            status_code = js_uint16(next(iter(row["wire"].values())).get("httpStatusCode"))
+        if category == "sandboxError":
+            fact = oracle.fact_by_trigger("sandboxError")
+        exit_code = signal = None
+    elif ending == "interrupted":
+        events.append(terminal(failed_turn(None, status="interrupted")))
+        exit_code = signal = None
+    elif ending == "exit":
+        events.append(process_exit(exit_code, signal))
+        stage, category = "process", "process-exit"
+    elif ending == "eof":
+        events.append({"stdout_end": True})
+        exit_code = signal = None
+    elif ending == "eof-exit":
+        events += [{"stdout_end": True}, process_exit(exit_code, signal)]
+        stage, category = "process", "process-exit"
+    elif ending == "unobservable":
+        events.append({"exit_unobservable": True})
+        stage = "process"
+        exit_code = signal = None
+    else:
+        bad = draw(
+            st.sampled_from(
+                [
+                    {"type": "agentMessage", "text": 42, "phase": "final_answer"},
+                    {"type": "agentMessage", "text": "x"},
+                    {"type": "agentMessage", "text": "x", "phase": "Final_Answer"},
+                    {"type": "agentMessage", "text": None, "phase": "commentary"},
+                ]
+            )
+        )
+        assert oracle.fatal_agent_message(bad)
+        fatal = True
+        events.append(item_completed(bad))
+        exit_code = signal = None
+    request = scenario(events, mode=mode, cancelled=cancelled)
+    if cancelled:
+        return request, {"stopReason": "aborted", "output": output, "replies": []}
+    if completed and not fatal:
+        return request, {"stopReason": "completed", "output": output, "replies": []}
+    return request, oracle.failure(
+        mode, output, stage, category, http_status=status_code, exit_code=exit_code, signal=signal, fact=fact
+    )
+
+
+STDERR_NOISE = [
+    "WARN codex_core: noise\n",
+    "approval policy is never; reject command",
+    "recorded sandbox violation",
+    "approval policy is Ne",
+    "w rules",
+    "recorded sand",
+    "SECRET_TOKEN at /private/secret.txt",
+    " ",
+    "—",
+]
+
+
+@st.composite
+def fact_runs(draw: st.DrawFn, spec: Any, oracle: CodexOracle) -> tuple[Json, Json]:
+    """Permission triggers of every kind, early and late, then a failed terminal, a completion
+    or a cancellation: only the latest fact by observation order may appear, and only on failure."""
+    mode = draw(_modes(oracle))
+    granted = [r for r in spec.table("codex", "server_request_replies").rows if not r["fails_run"]]
+    replies: list[Json] = []
+    facts: list[Fact] = []
+
+    def trigger(n: int) -> Json:
+        kind = draw(st.sampled_from(["request", "request", "declined-item", "stderr"]))
+        if kind == "request":
+            row = draw(st.sampled_from(granted))
+            request_id: Any = draw(st.sampled_from([f"r{n}", n]))
+            replies.append({"id": request_id, **row["reply"]})
+            facts.append(oracle.fact_by_decision(row["request"], row["decision"]))
+            return server_request(request_id, row["method"], row["params"])
+        if kind == "declined-item":
+            item_type = draw(st.sampled_from(["commandExecution", "fileChange"]))
+            facts.append(oracle.fact_by_trigger(f"type {item_type}"))
+            return item_completed({"type": item_type, "status": "declined", "id": f"item-{n}"})
+        signature = draw(st.sampled_from(oracle.signatures))
+        facts.append(oracle.signature_fact(signature))
+        return {"stderr": f"WARN {n} {signature} noise\n"}
+
+    early = [trigger(n) for n in range(draw(st.integers(0, 2)))]
+    late = [trigger(n) for n in range(10, 10 + draw(st.integers(0, 4)))]
+    events = [*early, response(), *late]
+    output: list[Json] = []
+    if draw(st.booleans()):
+        text = draw(st.sampled_from(["answer", "partial answer"]))
+        events.append(agent_message(text, "final_answer"))
+        output = [{"type": "text", "text": text}]
+    ending = draw(st.sampled_from(["failed", "failed", "completed", "cancel"]))
+    if ending == "completed" and output:
+        events.append(terminal(failed_turn(None, status="completed")))
+        return scenario(events, mode=mode), {"stopReason": "completed", "output": output, "replies": replies}
+    variant = draw(st.sampled_from(_string_error_variants(oracle)))
+    events.append(terminal(failed_turn(turn_error(variant))))
+    if variant == "sandboxError":
+        facts.append(oracle.fact_by_trigger("sandboxError"))
+    if draw(st.booleans()):  # stderr observed after the terminal still counts (CDX-074)
+        signature = draw(st.sampled_from(oracle.signatures))
+        facts.append(oracle.signature_fact(signature))
+        events.append({"stderr": signature})
+    if ending == "cancel":
+        return scenario(events, mode=mode, cancelled=True), {
+            "stopReason": "aborted",
+            "output": output,
+            "replies": replies,
+        }
+    return scenario(events, mode=mode), oracle.failure(
+        mode, output, "turn", variant, fact=facts[-1] if facts else None, replies=replies
+    )
+
+
+@st.composite
+def stderr_runs(draw: st.DrawFn, oracle: CodexOracle) -> tuple[Json, Json]:
+    """A stderr stream of signatures, near misses and canaries, cut anywhere into chunks, with
+    maybe a server request between two chunks, before a failed terminal."""
+    mode = draw(_modes(oracle))
+    pieces = draw(st.lists(st.sampled_from(oracle.signatures) | st.sampled_from(STDERR_NOISE), min_size=1, max_size=6))
+    chunks = split_points(draw, "".join(pieces), max_cuts=8)
+    events: list[Json] = [response()] + [{"stderr": c} for c in chunks]
+    request_at = draw(st.none() | st.integers(0, len(chunks)))
+    request_fact = oracle.fact_by_decision("user input", "empty response")
+    replies: list[Json] = []
+    if request_at is not None:
+        events.insert(
+            1 + request_at,
+            server_request("input", "item/tool/requestUserInput", {"threadId": THREAD_ID, "turnId": TURN_ID}),
+        )
+        replies = [{"id": "input", "result": {"answers": {}}}]
+    variant = draw(st.sampled_from([v for v in _string_error_variants(oracle) if v != "sandboxError"]))
+    events.append(terminal(failed_turn(turn_error(variant))))
+    found = latest_signature(oracle.signatures, chunks)
+    fact: Fact | None = None
+    if found is not None:
+        fact = oracle.signature_fact(found[0])
+        if request_at is not None and request_at > found[1]:
+            fact = request_fact
+    elif request_at is not None:
+        fact = request_fact
+    return scenario(events, mode=mode), oracle.failure(mode, [], "turn", variant, fact=fact, replies=replies)
+
+
+@st.composite
+def settlement_runs(draw: st.DrawFn, oracle: CodexOracle) -> tuple[Json, Json]:
+    """Every way a published run settles (terminal, fatal frame, failing turn/start, process
+    exit, stdout end, unobservable outcome), then what may still be observed: an exit, stderr."""
+    mode = draw(_modes(oracle))
+    committed = draw(st.booleans())
+    events: list[Json] = [response()] if committed else []
+    output: list[Json] = []
+    if committed and draw(st.booleans()):
+        events.append(agent_message("partial", draw(st.sampled_from(["final_answer", None]))))
+        output = [{"type": "text", "text": "partial"}]
+    stage = "turn" if committed else "turn-start"
+    kinds = ["fatal", "exit", "eof", "unobservable"] + (
+        ["failed", "completed"] if committed else ["turn-start-error", "turn-start-invalid"]
+    )
+    kind = draw(st.sampled_from(kinds))
+    category = "unknown"
+    exit_code: int | None = None
+    signal: str | None = None
+    fact: Fact | None = None
+    exited = False
+    if kind == "failed":
+        category = draw(st.sampled_from(_string_error_variants(oracle)))
+        events.append(terminal(failed_turn(turn_error(category))))
+        if category == "sandboxError":
+            fact = oracle.fact_by_trigger("sandboxError")
+    elif kind == "completed":
+        events.append(terminal(failed_turn(None, status="completed")))
+    elif kind == "fatal":
+        events.append(notification("turn/completed", None))
+    elif kind == "turn-start-error":
+        events.append({"turn_start": {"error": {"code": -32600, "message": "turn/start refused"}}})
+    elif kind == "turn-start-invalid":
+        events.append(
+            {"turn_start": {"result": draw(st.sampled_from([None, {}, {"turn": {}}, {"turn": {"id": ""}}, [1]]))}}
+        )
+    elif kind == "exit":
+        exit_code, signal = draw(_outcomes(oracle))
+        events.append(process_exit(exit_code, signal))
+        stage, category, exited = "process", "process-exit", True
+    elif kind == "eof":
+        events.append({"stdout_end": True})
+        after = draw(st.sampled_from(["nothing", "exit", "unobservable"]))
+        if after == "exit":
+            exit_code, signal = draw(_outcomes(oracle))
+            events.append(process_exit(exit_code, signal))
+            stage, category, exited = "process", "process-exit", True
+        elif after == "unobservable":
+            events.append({"exit_unobservable": True})
+            stage, exited = "process", True
+    else:
+        events.append({"exit_unobservable": True})
+        stage, exited = "process", True
+    if kind == "exit" and draw(st.booleans()):
+        events.append({"stdout_end": True})  # stdout end after settlement changes nothing
+    if not exited and kind != "eof" and draw(st.booleans()):
+        exit_code, signal = draw(_outcomes(oracle))
+        events.append(process_exit(exit_code, signal))
+    if draw(st.booleans()):
+        signature = draw(st.sampled_from(oracle.signatures))
+        events.append({"stderr": signature})
+        fact = oracle.signature_fact(signature)
+    cancelled = draw(st.integers(0, 7)) == 0
+    request = scenario(events, mode=mode, cancelled=cancelled)
+    if cancelled:
+        return request, {"stopReason": "aborted", "output": output, "replies": []}
+    if kind == "completed" and output:
+        return request, {"stopReason": "completed", "output": output, "replies": []}
+    if kind == "completed":
+        stage = "turn"
+    return request, oracle.failure(mode, output, stage, category, exit_code=exit_code, signal=signal, fact=fact)
+
+
+# ---- canary planting: one planter per Codex row of redaction.yaml table canary_sites
+
+
+@dataclass
+class RunTemplate:
+    """A scenario under construction whose raw fields may hold canary placeholders."""
+
+    marks: Marks
+    thread: str = THREAD_ID
+    turn: str = TURN_ID
+    ids: bool = False  # whether request ids are canaries too (site protocol-id)
+    requests: int = 0
+
+    def request_id(self) -> Any:
+        self.requests += 1
+        return self.marks() if self.ids else f"request-{self.requests}"
+
+
+@dataclass
+class Planted:
+    """Events carrying canaries; ``turn`` is a terminal turn to settle with, ``settles`` says that
+    the planted events already settle the run (so that nothing but stderr and an exit may follow)."""
+
+    events: list[Json]
+    turn: Json | None = None
+    settles: bool = False
+
+
+def _infos(spec: Any) -> st.SearchStrategy[Any]:
+    """A codexErrorInfo of the union, of a newer version, or outside both (no canary inside)."""
+    wires = [r["wire"] for r in spec.table("codex", "variants").rows]
+    newer = [r["wire"] for r in spec.table("codex", "newer_variants").rows]
+    return st.sampled_from([*wires, *newer, "futureError", {}, None])
+
+
+def _approval_decisions() -> st.SearchStrategy[Any]:
+    return st.sampled_from([["cancel"], ["decline"], ["accept", "decline", "cancel"], ["accept"], None])
+
+
+def _plant_turn_error_message(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:
+    m = run.marks
+    message = draw(st.sampled_from([f"{m()}", f"{m()} in {m()}", f"failed at {m()} with {m()}"]))
+    return Planted([], failed_turn(turn_error(draw(_infos(spec)), message), run.turn))
+
+
+def _plant_additional_details(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:
+    details = draw(st.sampled_from([run.marks(), f"raw command payload {run.marks()}"]))
+    return Planted([], failed_turn(turn_error(draw(_infos(spec)), "m", additionalDetails=details), run.turn))
+
+
+def _plant_turn_kind(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:
+    m = run.marks
+    detail = draw(
+        st.sampled_from([{"turnKind": m()}, {"turnKind": "review", m(): m()}, {"turnKind": m(), "note": m()}])
+    )
+    return Planted([], failed_turn(turn_error({"activeTurnNotSteerable": detail}), run.turn))
+
+
+def _plant_unknown_variant(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:
+    m = run.marks
+    shapes = [
+        lambda: m(),
+        lambda: {m(): {"message": m()}},
+        lambda: {"httpConnectionFailed": {"httpStatusCode": 503}, m(): {}},
+        lambda: {"activeTurnNotSteerable": m()},
+        lambda: [m(), "contextWindowExceeded"],
+        lambda: {"other": {"detail": m()}},
+        lambda: {"responseStreamDisconnected": {"httpStatusCode": m()}},
+        lambda: {"httpConnectionFailed": [m()]},
+    ]
+    info = draw(st.sampled_from(shapes))()
+    return Planted([], failed_turn(turn_error(info, "m"), run.turn))
+
+
+def _plant_approval_command(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:
+    m = run.marks
+    params: Json = {"threadId": run.thread, "turnId": run.turn, "command": f"cat {m()}", "cwd": m(), "reason": m()}
+    decisions = draw(_approval_decisions())
+    if decisions is not None:
+        params["availableDecisions"] = decisions
+    return Planted(
+        [server_request(run.request_id(), "item/commandExecution/requestApproval", params)],
+        settles=decisions == ["accept"],
+    )
+
+
+def _plant_item_command(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:
+    m = run.marks
+    item = {
+        "type": "commandExecution",
+        "status": "declined",
+        "command": f"cat {m()}",
+        "cwd": m(),
+        "aggregatedOutput": m(),
+    }
+    return Planted([item_completed(item, run.turn, run.thread)])
+
+
+def _plant_file_change(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:
+    m = run.marks
+    if draw(st.booleans()):
+        item = {"type": "fileChange", "status": "declined", "changes": [{"path": m(), "kind": "update", "diff": m()}]}
+        return Planted([item_completed(item, run.turn, run.thread)])
+    params: Json = {"threadId": run.thread, "turnId": run.turn, "patch": m(), "grantRoot": m(), "reason": m()}
+    decisions = draw(_approval_decisions())
+    if decisions is not None:
+        params["availableDecisions"] = decisions
+    return Planted(
+        [server_request(run.request_id(), "item/fileChange/requestApproval", params)], settles=decisions == ["accept"]
+    )
+
+
+def _plant_request_payload(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:
+    m = run.marks
+    ids = {"threadId": run.thread, "turnId": run.turn}
+    choices = [
+        lambda: (
+            "item/permissions/requestApproval",
+            {**ids, "permissions": {"fileSystem": {"write": [m()]}}, "reason": m()},
+        ),
+        lambda: ("item/tool/requestUserInput", {**ids, "questions": [{"id": m(), "header": m(), "question": m()}]}),
+        lambda: (
+            "mcpServer/elicitation/request",
+            {
+                **ids,
+                "turnId": draw(st.sampled_from([run.turn, None])),
+                "serverName": m(),
+                "message": m(),
+                "requestedSchema": {"properties": {m(): {"type": "string"}}},
+            },
+        ),
+        lambda: (f"{m()}/request", {**ids, "payload": m()}),
+    ]
+    pick = draw(st.integers(0, len(choices) - 1))
+    method, params = choices[pick]()
+    return Planted([server_request(run.request_id(), method, params)], settles=pick == len(choices) - 1)
+
+
+def _plant_error_notification(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:
+    m = run.marks
+    error = turn_error(draw(_infos(spec)), f"{m()} at {m()}", additionalDetails=m())
+    params = {"error": error, "threadId": run.thread, "turnId": run.turn, "willRetry": draw(st.booleans())}
+    return Planted([notification("error", params)])
+
+
+def _plant_rpc_error(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:
+    m = run.marks
+    return Planted([{"frame": {"id": m(), "error": {"code": -32000, "message": m(), "data": {"detail": m()}}}}])
+
+
+def _plant_protocol_ids(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:
+    params = {"threadId": run.thread, "turnId": run.turn}
+    return Planted([server_request(run.request_id(), "item/tool/requestUserInput", params)])
+
+
+def _plant_stderr(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:
+    m = run.marks
+    signatures = [str(v) for v in spec.vocabulary("codex.stderr_signature").values]
+    pieces = draw(st.lists(st.sampled_from([*signatures, "noise"]), max_size=3))
+    stream = [m()]
+    for piece in pieces:
+        stream += [piece, m()] if piece != "noise" else [f" {m()} at {m()}\n"]
+    chunks: list[str] = []
+    for piece in stream:  # cut inside signatures, never inside a placeholder
+        chunks += split_points(draw, piece, max_cuts=2) if "«" not in piece else [piece]
+    return Planted([{"stderr": c} for c in chunks])
+
+
+PLANTERS: dict[str, Callable[[st.DrawFn, Any, RunTemplate], Planted]] = {
+    "turn-error-message": _plant_turn_error_message,
+    "turn-error-additional-details": _plant_additional_details,
+    "active-turn-kind": _plant_turn_kind,
+    "unknown-variant": _plant_unknown_variant,
+    "approval-request-command": _plant_approval_command,
+    "command-item-command": _plant_item_command,
+    "file-change-patch": _plant_file_change,
+    "server-request-payload": _plant_request_payload,
+    "error-notification": _plant_error_notification,
+    "rpc-error-message": _plant_rpc_error,
+    "protocol-id": _plant_protocol_ids,
+    "stderr-chunk": _plant_stderr,
+}
+
+
+@st.composite
+def planted_runs(draw: st.DrawFn, spec: Any, site: str) -> tuple[Json, int]:
+    """A scenario template with canaries planted at ``site`` (and the number of placeholders):
+    the planted frames come early or late, then any settlement, then maybe an exit or stderr.
+    Nothing but stderr and an exit follows the settling observation (CDX-074)."""
+    marks = Marks()
+    run = RunTemplate(marks)
+    if site == "protocol-id":
+        run.thread, run.turn, run.ids = marks(), marks(), True
+    mode = draw(st.sampled_from([str(v) for v in spec.vocabulary("codex.permission_mode").values]))
+    planted = PLANTERS[site](draw, spec, run)
+    exited = False
+    early = not planted.settles and draw(st.booleans())
+    if site == "rpc-error-message" and draw(st.booleans()):  # the turn/start request itself fails
+        m = run.marks
+        events = [
+            *planted.events,
+            {"turn_start": {"error": {"code": -32600, "message": f"{m()} in {m()}", "data": m()}}},
+        ]
+    else:
+        events = [*(planted.events if early else []), response(run.turn)]
+        if draw(st.booleans()):
+            events.append(
+                agent_message("partial answer", draw(st.sampled_from(["final_answer", None])), run.turn, run.thread)
+            )
+        if not early:
+            events += planted.events
+        if site == "protocol-id" and draw(st.booleans()):
+            events.append(
+                item_completed({"type": "fileChange", "status": "declined", "id": marks()}, run.turn, run.thread)
+            )
+        if planted.turn is not None:
+            events.append(terminal(planted.turn, run.thread))
+        elif not planted.settles:
+            ending = draw(st.sampled_from(["failed", "completed", "interrupted", "exit", "eof", "unobservable"]))
+            if ending in ("failed", "completed", "interrupted"):
+                error = turn_error(draw(_infos(spec))) if ending != "completed" else None
+                events.append(terminal(failed_turn(error, run.turn, status=ending), run.thread))
+            elif ending == "exit":
+                events.append(
+                    process_exit(draw(st.sampled_from([None, 0, 17])), draw(st.sampled_from([None, "SIGKILL"])))
+                )
+                exited = True
+            elif ending == "eof":
+                events.append({"stdout_end": True})
+            else:
+                events.append({"exit_unobservable": True})
+                exited = True
+    if draw(st.booleans()):
+        events.append({"stderr": f"{marks()} recorded sandbox violation: {marks()}"})
+    if not exited and draw(st.booleans()):
+        events.append(process_exit(draw(st.sampled_from([None, 3])), draw(st.sampled_from([None, "SIGTERM"]))))
+    cancelled = draw(st.integers(0, 9)) == 0
+    return scenario(events, mode=mode, thread_id=run.thread, cancelled=cancelled), marks.count

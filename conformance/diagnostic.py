@@ -324,7 +324,11 @@ def _fill(pattern: list[str], lead: int, target: int, reach: bool) -> str:
 @st.composite
 def texts_within(draw: st.DrawFn, limit: int, budget: int) -> str:
     """Texts of at most ``limit`` bytes, most of them just under the limit or near the cut point."""
-    target = draw(st.one_of(st.integers(0, 64), st.integers(limit - 8, limit), st.integers(budget - 4, budget + 4)))
+    target = draw(
+        st.one_of(
+            st.integers(0, 64), st.just(limit), st.integers(limit - 8, limit), st.integers(budget - 4, budget + 4)
+        )
+    )
     pattern = draw(st.lists(_CHARS, min_size=1, max_size=8))
     return _fill(pattern, draw(st.integers(0, 8)), target, reach=False)
 
@@ -333,6 +337,6 @@ def texts_within(draw: st.DrawFn, limit: int, budget: int) -> str:
 def texts_beyond(draw: st.DrawFn, limit: int) -> str:
     """Texts longer than ``limit`` bytes, most of them 4097-ish, the cut at every offset of
     every character width."""
-    target = draw(st.one_of(st.integers(limit + 1, limit + 8), st.integers(limit + 1, 3 * limit)))
+    target = draw(st.one_of(st.just(limit + 1), st.integers(limit + 1, limit + 8), st.integers(limit + 1, 3 * limit)))
     pattern = draw(st.lists(_CHARS, min_size=1, max_size=8))
     return _fill(pattern, draw(st.integers(0, 8)), target, reach=True)

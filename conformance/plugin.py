@@ -12,7 +12,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 
 import conformance
+from conformance import expected_failures as expected
 from conformance.adapter import Adapter, AdapterUsageError, load_adapter
+from conformance.expected_failures import load_entries
 from conformance.report import NOT_APPLICABLE, REQUIREMENTS_PROPERTY, Recorder, markdown_summary, write_json
 from conformance.spec import Spec, SpecError, load_spec
 
@@ -71,6 +73,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         metavar="IDS",
         help="run only the tests that check these requirement IDs (comma-separated; repeatable)",
+    )
+    group.addoption(
+        "--expected-failures",
+        default=None,
+        metavar="FILE",
+        help="YAML/JSON list of known failures (requirement or test, reason, link); "
+        "listed failures are expected, a listed pass or an entry naming nothing fails the run",
     )
     group.addoption(
         "--conformance-report",
@@ -170,6 +179,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         raise pytest.UsageError(
             "requirement markers name IDs the spec does not define:\n  " + "\n  ".join(sorted(unknown))
         )
+    if path := config.getoption("expected_failures"):
+        entries = load_entries(Path(path), config.stash[_session_key].spec.root)
+        expected.apply(entries, items, known, {item.nodeid: _ids(item) for item in items}, path)
     wanted = {rid.strip() for option in config.getoption("requirement") for rid in option.split(",") if rid.strip()}
     if wanted:
         strangers = sorted(wanted - known)

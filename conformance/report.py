@@ -46,6 +46,9 @@ class Recorder:
         if report.failed:
             entry["outcome"] = "failed" if report.when == "call" else "error"
             entry["message"] = _first_line(report.longreprtext)
+        elif report.skipped and hasattr(report, "wasxfail"):
+            entry["outcome"] = "expected-failure"
+            entry["message"] = str(report.wasxfail)
         elif report.skipped:
             reason = _skip_reason(report)
             entry["outcome"] = "not-applicable" if reason.startswith(NOT_APPLICABLE) else "skipped"
@@ -65,6 +68,9 @@ class Recorder:
             outcomes = {t["outcome"] for t in tests}
             if outcomes & {"failed", "error"}:
                 status, reason = "violated", "a test failed"
+            elif "expected-failure" in outcomes:
+                status = "violated"
+                reason = next(t["message"] for t in tests if t["outcome"] == "expected-failure")
             elif "passed" in outcomes:
                 status, reason = "passed", "every test that ran passed"
             elif req.excluded:

@@ -200,9 +200,13 @@ class ClaudeCodeRun:
         result = message.get("result")
         if not isinstance(result, str):
             raise ClaudeCodeFailure("query-run", "unknown")  # outside the declared type
-        if is_blank(result):
+        if self.is_blank(result):
             raise ClaudeCodeFailure("query-run", "invalid-success")
         return result
+
+    @staticmethod
+    def is_blank(text: str) -> bool:
+        return is_blank(text)
 
     def consume(self, stream: Iterator[Json]) -> str:
         """Iterate the whole stream; only strict successes and a normal end complete the run."""

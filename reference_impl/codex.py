@@ -43,7 +43,12 @@ STRING_VARIANTS = frozenset(
     }
 )
 HTTP_STATUS_VARIANTS = frozenset(
-    {"httpConnectionFailed", "responseStreamConnectionFailed", "responseStreamDisconnected", "responseTooManyFailedAttempts"}
+    {
+        "httpConnectionFailed",
+        "responseStreamConnectionFailed",
+        "responseStreamDisconnected",
+        "responseTooManyFailedAttempts",
+    }
 )
 ACTIVE_TURN_NOT_STEERABLE = "activeTurnNotSteerable"
 
@@ -57,7 +62,7 @@ JS_WHITESPACE = frozenset(
 
 # Node.js signal names (Linux); any other name is never printed.
 SIGNALS = frozenset(
-    "SIGHUP SIGINT SIGQUIT SIGILL SIGTRAP SIGABRT SIGBUS SIGFPE SIGKILL SIGUSR1 SIGSEGV SIGUSR2 SIGPIPE SIGALRM "
+    "SIGHUP SIGINT SIGQUIT SIGILL SIGTRAP SIGABRT SIGBUS SIGFPE SIGKILL SIGUSR1 SIGSEGV SIGUSR2 SIGPIPE SIGALRM "  # noqa: SIM905
     "SIGTERM SIGSTKFLT SIGCHLD SIGCONT SIGSTOP SIGTSTP SIGTTIN SIGTTOU SIGURG SIGXCPU SIGXFSZ SIGVTALRM SIGPROF "
     "SIGWINCH SIGIO SIGPWR SIGSYS".split()
 )
@@ -81,11 +86,15 @@ FILE_CANCELLED = PermissionFact("file approval", "cancelled", NO_INTERACTIVE_APP
 FILE_DECLINED = PermissionFact("file approval", "declined", NO_INTERACTIVE_APPROVAL)
 PERMISSIONS_DENIED = PermissionFact("permission grant", "denied", "the provider grants no additional turn permissions")
 USER_INPUT_EMPTY = PermissionFact("user input", "empty response", "the provider does not collect interactive answers")
-ELICITATION_DECLINED = PermissionFact("MCP elicitation", "declined", "the provider does not collect interactive MCP input")
+ELICITATION_DECLINED = PermissionFact(
+    "MCP elicitation", "declined", "the provider does not collect interactive MCP input"
+)
 COMMAND_ITEM_DECLINED = PermissionFact(
     "command execution", "declined", "Codex declined the command under the selected permission mode"
 )
-FILE_ITEM_DECLINED = PermissionFact("file change", "declined", "Codex declined the file change under the selected permission mode")
+FILE_ITEM_DECLINED = PermissionFact(
+    "file change", "declined", "Codex declined the file change under the selected permission mode"
+)
 SANDBOX_FAILURE = PermissionFact("sandbox execution", "failed", "Codex reported a sandbox failure")
 
 STDERR_SIGNATURES: tuple[tuple[str, PermissionFact], ...] = (
@@ -97,7 +106,10 @@ STDERR_SIGNATURES: tuple[tuple[str, PermissionFact], ...] = (
             "Codex rejected an escalation because the selected policy never asks for approval",
         ),
     ),
-    ("recorded sandbox violation:", PermissionFact("sandbox execution", "failed", "Codex reported a sandbox violation")),
+    (
+        "recorded sandbox violation:",
+        PermissionFact("sandbox execution", "failed", "Codex reported a sandbox violation"),
+    ),
 )
 STDERR_TAIL_CHARS = max(len(text) for text, _ in STDERR_SIGNATURES) - 1
 

@@ -37,7 +37,6 @@ MAX_EXIT_CODE = 4294967295
 # The signal names Node.js reports on Linux; any other name is not printed.
 NODE_SIGNALS = frozenset(
     {
-        "SIGNALS",
         "SIGHUP",
         "SIGINT",
         "SIGQUIT",
@@ -70,7 +69,6 @@ NODE_SIGNALS = frozenset(
         "SIGPWR",
         "SIGSYS",
     }
-)
 )
 
 Json = dict[str, Any]
