@@ -238,13 +238,20 @@ def decide(spec: Any, scenario: Json) -> Decision:
     return Decision(t.classification[name], answer, fact)
 
 
+def _exit_code(value: Any) -> int | None:
+    """DIA-006: an integral number (23.0 is 23), never a boolean; None when not observed."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not float(value).is_integer():
+        return None
+    return int(value)
+
+
 def expected_diagnostic(spec: Any, scenario: Json, decision: Decision) -> str:
     """The run-result sentence: the row's stage and category, the observed outcome, the fact."""
     outcome = scenario.get("outcome") or {}
     values: Json = {
         "stage": decision.row["stage"],
         "categories": decision.row["category"],
-        "integer": outcome.get("exitCode"),
+        "integer": _exit_code(outcome.get("exitCode")),
         "diagnostic.signal": outcome.get("signal"),
     }
     if decision.fact is not None:
@@ -317,13 +324,18 @@ def result_texts(spec: Any) -> st.SearchStrategy[str]:
 
 
 def subtypes(spec: Any) -> st.SearchStrategy[Any]:
-    t = tables(spec)
-    return st.one_of(
-        st.sampled_from(t.result_subtypes), st.sampled_from(ODD_SUBTYPES), st.text(max_size=8), json_values
-    )
+    """Mostly the five declared subtypes; also near misses, any string, any JSON value."""
+    declared = st.sampled_from(tables(spec).result_subtypes)
+    return weighted((6, declared), (2, st.sampled_from(ODD_SUBTYPES)), (1, st.text(max_size=8)), (1, json_values))
 
 
 _ABSENT = object()
+
+
+def weighted(*choices: tuple[int, st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
+    """Draw from each strategy in proportion to its weight (st.one_of weighs its branches alike)."""
+    pool = [strategy for weight, strategy in choices for _ in range(weight)]
+    return st.sampled_from(pool).flatmap(lambda strategy: strategy)
 
 
 def _put(message: Json, key: str, value: Any) -> None:
@@ -332,7 +344,8 @@ def _put(message: Json, key: str, value: Any) -> None:
 
 
 def _maybe(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    return st.one_of(st.just(_ABSENT), strategy)
+    """The value, or (one time in five) the key left out."""
+    return weighted((4, strategy), (1, st.just(_ABSENT)))
 
 
 EXTRA_RESULT_FIELDS = st.dictionaries(
@@ -360,15 +373,18 @@ EXTRA_RESULT_FIELDS = st.dictionaries(
 def result_messages(spec: Any) -> st.SearchStrategy[Json]:
     """Any result message: every subtype and odd ones, JS-truthy and falsy is_error, any errors and result."""
     fields = st.fixed_dictionaries(
-        {"type": st.just("result")},
-        optional={
-            "subtype": subtypes(spec),
-            "is_error": st.sampled_from(IS_ERROR_VALUES),
-            "errors": st.one_of(st.lists(st.text(max_size=8), max_size=3), json_values),
-            "result": st.one_of(result_texts(spec), json_values),
-        },
+        {
+            "subtype": _maybe(subtypes(spec)),
+            "is_error": _maybe(st.sampled_from(IS_ERROR_VALUES)),
+            "errors": _maybe(st.one_of(st.lists(st.text(max_size=8), max_size=3), json_values)),
+            "result": _maybe(weighted((3, result_texts(spec)), (1, json_values))),
+        }
     )
-    return st.builds(lambda extra, read: {**extra, **read}, EXTRA_RESULT_FIELDS, fields)
+    return st.builds(
+        lambda extra, read: {**extra, "type": "result", **{k: v for k, v in read.items() if v is not _ABSENT}},
+        EXTRA_RESULT_FIELDS,
+        fields,
+    )
 
 
 def strict_successes(spec: Any) -> st.SearchStrategy[Json]:
@@ -452,10 +468,15 @@ def permission_events(spec: Any) -> st.SearchStrategy[Json]:
 
 
 def events(spec: Any, *, max_size: int = 6) -> st.SearchStrategy[list[Json]]:
-    message = st.one_of(
-        result_messages(spec), strict_successes(spec), error_results(spec), native_denials(), other_messages()
+    message = weighted(
+        (2, result_messages(spec)),
+        (2, strict_successes(spec)),
+        (1, error_results(spec)),
+        (1, native_denials()),
+        (1, other_messages()),
     )
-    return st.lists(st.one_of(st.builds(lambda m: {"message": m}, message), callbacks(spec)), max_size=max_size)
+    event = weighted((3, st.builds(lambda m: {"message": m}, message)), (1, callbacks(spec)))
+    return st.lists(event, max_size=max_size)
 
 
 def exit_codes() -> st.SearchStrategy[int | None]:
@@ -577,20 +598,38 @@ PERMISSION_DENIED_FIELDS = [
 ]
 
 
+def _raw_extras(draw: st.DrawFn, c: Canaries) -> Json:
+    """Canaries in result fields classification never reads (CC-005)."""
+    names = draw(st.lists(st.sampled_from(["api_error_status", "terminal_reason", "stop_reason", "uuid"]), unique=True))
+    return {name: c.token(draw) for name in names}
+
+
 def _site_sdk_result_errors(draw: st.DrawFn, spec: Any, c: Canaries) -> list[Json]:
     subtype = draw(st.sampled_from(tables(spec).error_subtypes))
-    errors = [c.token(draw) for _ in range(draw(st.integers(1, 3)))]
-    return [{"message": {"type": "result", "subtype": subtype, "is_error": True, "errors": errors}}]
+    shape = draw(st.sampled_from(["array", "array", "string", "object"]))
+    errors: Any = [c.token(draw) for _ in range(draw(st.integers(1, 3)))]
+    if shape == "string":  # not an array: unknown, still never copied
+        errors = c.token(draw)
+    elif shape == "object":
+        errors = {c.token(draw, shape="token"): c.token(draw)}
+    message = {"type": "result", "subtype": subtype, "is_error": True, "errors": errors, **_raw_extras(draw, c)}
+    if draw(st.booleans()):
+        message["result"] = c.token(draw)
+    return [{"message": message}]
 
 
 def _site_unknown_subtype(draw: st.DrawFn, spec: Any, c: Canaries) -> list[Json]:
     errors = [c.token(draw)] if draw(st.booleans()) else []
-    return [{"message": {"type": "result", "subtype": c.token(draw), "is_error": True, "errors": errors}}]
+    message = {"type": "result", "subtype": c.token(draw), "is_error": True, "errors": errors}
+    return [{"message": {**message, **_raw_extras(draw, c)}}]
 
 
 def _site_invalid_success_result(draw: st.DrawFn, spec: Any, c: Canaries) -> list[Json]:
-    is_error = draw(st.sampled_from([True, 1, "yes", [], {}]))
-    return [{"message": {"type": "result", "subtype": "success", "is_error": is_error, "result": c.token(draw)}}]
+    is_error = draw(st.sampled_from([True, 1, "yes", [], {}, "canary"]))
+    if is_error == "canary":  # a non-empty string is truthy whatever it says
+        is_error = c.token(draw)
+    message = {"type": "result", "subtype": "success", "is_error": is_error, "result": c.token(draw)}
+    return [{"message": {**message, **_raw_extras(draw, c)}}]
 
 
 def _site_permission_denied_fields(draw: st.DrawFn, spec: Any, c: Canaries) -> list[Json]:

@@ -257,46 +257,35 @@ def _detail_extras() -> st.SearchStrategy[Json]:
 def error_infos(spec: Any) -> st.SearchStrategy[ErrorInfo]:
     """turn.error values of every family: each variant of the union (with every httpStatusCode
     form), the newer variants, and the unknown, mixed, empty and null-detail shapes."""
-    oracle_variants = spec.table("codex", "variants").rows
+    rows = spec.table("codex", "variants").rows
     union = set(spec.vocabulary("codex.variant").values)
-    strings = [r["variant"] for r in oracle_variants if r["kind"] == "string"]
-    objects = [r["variant"] for r in oracle_variants if r["kind"] == "object"]
+    strings = [r["variant"] for r in rows if r["kind"] == "string"]
+    objects = [r["variant"] for r in rows if r["kind"] == "object"]
     http_variants = list(spec.vocabulary("codex.http_status_variant").values)
-
-    def with_error(info: Any, category: str, status: int | None, family: str) -> st.SearchStrategy[ErrorInfo]:
-        def build(message: str, details: Any) -> ErrorInfo:
-            error = turn_error(info, message) if details is _MISSING else turn_error(info, message, **details)
-            return ErrorInfo(error, category, status, family)
-
-        details = st.one_of(st.just(_MISSING), st.fixed_dictionaries({"additionalDetails": st.none() | st.text()}))
-        return st.builds(build, st.text(max_size=20), details)
-
-    def string_variant(name: str) -> st.SearchStrategy[ErrorInfo]:
-        return with_error(name, name, None, "string-variant")
+    forms = http_forms(spec)
 
     @st.composite
-    def http_variant(draw: st.DrawFn) -> ErrorInfo:
+    def http_variant(draw: st.DrawFn) -> tuple[Any, str, int | None, str]:
         name = draw(st.sampled_from(http_variants))
-        value, printed = draw(http_forms(spec))
+        value, printed = draw(forms)
         detail = draw(_detail_extras())
         if value is not _MISSING:
             detail["httpStatusCode"] = value
-        return draw(with_error({name: detail}, name, printed, "http-variant"))
+        return {name: detail}, name, printed, "http-variant"
 
     @st.composite
-    def other_object_variant(draw: st.DrawFn) -> ErrorInfo:
+    def other_object_variant(draw: st.DrawFn) -> tuple[Any, str, int | None, str]:
         name = draw(st.sampled_from([v for v in objects if v not in http_variants]))
         detail = {"turnKind": draw(st.sampled_from(["review", "compact"]) | st.text(max_size=8))}
         detail.update(draw(_detail_extras()))
-        return draw(with_error({name: detail}, name, None, "object-variant"))
+        return {name: detail}, name, None, "object-variant"
 
     newer = [r["wire"] for r in spec.table("codex", "newer_variants").rows]
     outside = st.text(max_size=24).filter(lambda s: s not in union)
-    near_miss = (
-        st.sampled_from(sorted(union))
-        .flatmap(lambda v: st.sampled_from([v.upper(), v.capitalize(), v + " ", " " + v, v.lower() + "\n"]))
-        .filter(lambda s: s not in union)
+    recase = st.sampled_from(
+        [str.upper, str.capitalize, lambda v: v + " ", lambda v: " " + v, lambda v: v.lower() + "\n"]
     )
+    near_miss = st.builds(lambda v, f: f(v), st.sampled_from(sorted(union)), recase).filter(lambda s: s not in union)
     known = st.sampled_from(sorted(union))
     non_object = st.one_of(
         st.none(), st.integers(), st.booleans(), st.text(max_size=6), st.lists(st.integers(), max_size=2)
@@ -313,17 +302,27 @@ def error_infos(spec: Any) -> st.SearchStrategy[ErrorInfo]:
         st.one_of(st.none(), st.integers(), st.booleans(), st.lists(known, max_size=2)),  # not a string or object
         st.just(_MISSING),
     )
-    unknown = unknown_info.flatmap(lambda info: with_error(info, "unknown", None, "unknown"))
-    odd_error = st.one_of(
-        st.just(_MISSING), st.none(), st.text(max_size=8), st.lists(st.just({"codexErrorInfo": "other"}))
-    )
-    return st.one_of(
-        st.sampled_from(strings).flatmap(string_variant),
+    labelled = st.one_of(
+        st.sampled_from(strings).map(lambda name: (name, name, None, "string-variant")),
         http_variant(),
         other_object_variant(),
-        unknown,
-        odd_error.map(lambda e: ErrorInfo(e, "unknown", None, "not-an-error-object")),
+        unknown_info.map(lambda info: (info, "unknown", None, "unknown")),
     )
+
+    @st.composite
+    def in_error(draw: st.DrawFn) -> ErrorInfo:
+        info, category, status, family = draw(labelled)
+        message = draw(st.text(max_size=20))
+        details = draw(st.sampled_from([_MISSING, None]) | st.text(max_size=12))
+        error = (
+            turn_error(info, message) if details is _MISSING else turn_error(info, message, additionalDetails=details)
+        )
+        return ErrorInfo(error, category, status, family)
+
+    odd_error = st.one_of(
+        st.just(_MISSING), st.none(), st.text(max_size=8), st.lists(st.just({"codexErrorInfo": "other"}), max_size=2)
+    )
+    return st.one_of(in_error(), odd_error.map(lambda e: ErrorInfo(e, "unknown", None, "not-an-error-object")))
 
 
 # JavaScript whitespace, Python-only whitespace and ordinary text: what answers are made of.
@@ -384,6 +383,28 @@ def canary_names(hexes: list[str]) -> list[str]:
     return [f"SECRET_{h}_TOKEN" if n % 2 == 0 else f"/private/{h}/secret.txt" for n, h in enumerate(hexes)]
 
 
+# Values that spell what a diagnostic is made of (a category, a stage, a field, a whole line), so
+# that a provider deriving any text from a raw field shows (RED-005). None is a value a field is
+# read for (an exact variant name) or contains a stderr signature or a placeholder.
+DECOYS = [
+    "category: contextWindowExceeded",
+    "stage: process; category: process-exit",
+    "HTTP status: 503",
+    "exit code: 0",
+    "signal: SIGKILL",
+    "Product subagent failure (product: Codex; stage: turn; category: other)",
+    "Codex unattended decision (mode: never; request: user input; decision: empty response): "
+    "the provider does not collect interactive answers",
+    "contextWindowExceeded ",
+    "CYBERPOLICY",
+]
+
+
+def decoy_names(count: int) -> list[str]:
+    """``count`` distinct decoys to stand where the canaries stood."""
+    return [f"{DECOYS[n % len(DECOYS)]} #{n}" for n in range(count)]
+
+
 def instantiate(template: Any, names: list[str]) -> Any:
     """The template with every placeholder replaced by its canary (in keys and values)."""
 
@@ -419,10 +440,19 @@ def _string_error_variants(oracle: CodexOracle) -> list[str]:
     return [v for v, r in oracle.variants.items() if r["kind"] == "string" and r["stop_reason"] == "error"]
 
 
-@st.composite
-def mapped_terminals(draw: st.DrawFn, spec: Any, oracle: CodexOracle) -> tuple[Json, Json]:
+def mapped_terminals(spec: Any, oracle: CodexOracle) -> st.SearchStrategy[tuple[Json, Json]]:
     """A terminal of any status and error info after a partial answer, maybe an ignored `error`
     notification before it and a process exit after it."""
+    infos = error_infos(spec)
+
+    @st.composite
+    def run(draw: st.DrawFn) -> tuple[Json, Json]:
+        return _mapped_terminal(draw, infos, oracle)
+
+    return run()
+
+
+def _mapped_terminal(draw: st.DrawFn, infos: st.SearchStrategy[ErrorInfo], oracle: CodexOracle) -> tuple[Json, Json]:
     mode = draw(_modes(oracle))
     final: str | None = None
     unphased: str | None = None
@@ -435,7 +465,7 @@ def mapped_terminals(draw: st.DrawFn, spec: Any, oracle: CodexOracle) -> tuple[J
         elif phase is None:
             unphased = text
     if draw(st.booleans()):  # the `error` notification is never the terminal (CDX-023)
-        noise = draw(error_infos(spec))
+        noise = draw(infos)
         events.append(
             notification(
                 "error",
@@ -448,7 +478,7 @@ def mapped_terminals(draw: st.DrawFn, spec: Any, oracle: CodexOracle) -> tuple[J
             )
         )
     status = draw(st.sampled_from(oracle.statuses))
-    info = draw(error_infos(spec))
+    info = draw(infos)
     events.append(terminal(failed_turn(info.error, status=status)))
     exit_code, signal = draw(st.one_of(st.just((None, None)), _outcomes(oracle)))
     if (exit_code, signal) != (None, None) or draw(st.booleans()):
@@ -792,7 +822,7 @@ def _plant_turn_kind(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:
 
 def _plant_unknown_variant(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:
     m = run.marks
-    shapes = [
+    shapes: list[Callable[[], Any]] = [
         lambda: m(),
         lambda: {m(): {"message": m()}},
         lambda: {"httpConnectionFailed": {"httpStatusCode": 503}, m(): {}},
@@ -802,7 +832,7 @@ def _plant_unknown_variant(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Plan
         lambda: {"responseStreamDisconnected": {"httpStatusCode": m()}},
         lambda: {"httpConnectionFailed": [m()]},
     ]
-    info = draw(st.sampled_from(shapes))()
+    info = shapes[draw(st.integers(0, len(shapes) - 1))]()
     return Planted([], failed_turn(turn_error(info, "m"), run.turn))
 
 
@@ -847,7 +877,7 @@ def _plant_file_change(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:
 def _plant_request_payload(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:
     m = run.marks
     ids = {"threadId": run.thread, "turnId": run.turn}
-    choices = [
+    choices: list[Callable[[], tuple[str, Json]]] = [
         lambda: (
             "item/permissions/requestApproval",
             {**ids, "permissions": {"fileSystem": {"write": [m()]}}, "reason": m()},

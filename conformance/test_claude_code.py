@@ -196,6 +196,27 @@ def test_only_the_latest_permission_fact_follows_the_failure_line(adapter: Adapt
     check()
 
 
+@requirement("CC-025", "CC-026")
+def test_bypass_mode_records_no_tool_permission_callback(adapter: Adapter, claim: Claim, spec: Spec) -> None:
+    """In bypassPermissions no tool-permission callback is installed, so canUseTool never becomes
+    the fact; elicitation, dialog and native denials still do."""
+    _claude(claim)
+    t = tables(spec)
+    [mode] = [m for m in t.modes if m not in t.facts["canUseTool"]["modes"]]
+    failure = st.one_of(error_results(spec).map(_msg), st.just(_msg({"type": "result", "subtype": "success"})))
+    run = st.builds(lambda b, f: [*b, f], st.lists(permission_events(spec), min_size=1, max_size=4), failure)
+
+    @given(events=run, exception=st.booleans())
+    def check(events: list[Json], exception: bool) -> None:
+        scenario: Json = {"mode": mode, "events": events}
+        if exception:
+            scenario["events"] = events[:-1]
+            scenario["exception"] = {"message": "boom"}
+        _check(adapter, spec, scenario)
+
+    check()
+
+
 @requirement(
     "CC-016",
     "CC-017",

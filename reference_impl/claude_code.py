@@ -206,6 +206,7 @@ class ClaudeCodeRun:
 
     @staticmethod
     def is_blank(text: str) -> bool:
+        """Blank as the SDK's own TypeScript provider sees it: JavaScript trim()."""
         return is_blank(text)
 
     def consume(self, stream: Iterator[Json]) -> str:
@@ -239,6 +240,7 @@ class ClaudeCodeRun:
         return line + "\n" + self.permission_fact
 
     def failure_line(self, stage: str, category: str, outcome: ProcessOutcome | None) -> str:
+        """The run's failure line; a method so that a provider variant can be checked by the suite."""
         return failure_line(stage, category, outcome)
 
 
@@ -275,8 +277,9 @@ def claude_code_outcome(request: Json, run_class: type[ClaudeCodeRun] = ClaudeCo
     try:
         answer = run.consume(sdk_stream(request, run.callbacks()))
     except Exception as error:  # every failure settles the result; nothing rejects
-        stage, category = run.classify(error, _observed_outcome(request))
-        diagnostic = run.compose_diagnostic(run.failure_line(stage, category, _observed_outcome(request)))
+        outcome = _observed_outcome(request)  # read once, at classification
+        stage, category = run.classify(error, outcome)
+        diagnostic = run.compose_diagnostic(run.failure_line(stage, category, outcome))
         result: Json = {"stopReason": "error", "output": [], "diagnostic": bound_diagnostic(diagnostic)}
     else:
         result = {"stopReason": "completed", "output": [{"type": "text", "text": answer}]}

@@ -422,10 +422,14 @@ class CodexRun:
             [(name, detail)] = info.items()
             if isinstance(detail, dict):
                 if name in HTTP_STATUS_VARIANTS:
-                    return name, http_status(detail.get("httpStatusCode"))
+                    return name, self.status_code(detail.get("httpStatusCode"))
                 if name == ACTIVE_TURN_NOT_STEERABLE:
                     return name, None
         return "unknown", None
+
+    @staticmethod
+    def status_code(value: Any) -> int | None:
+        return http_status(value)
 
     # ---- server requests
 

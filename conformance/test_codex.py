@@ -1,0 +1,479 @@
+"""Tier 2, Codex failure facts: codex_outcome against the golden vectors of codex.yaml and
+properties whose oracle is built from its tables (variants, http_status_forms, stop_reasons,
+answer_selection, permission_facts, stderr signatures) and the allow-list grammar of
+diagnostic.yaml, with canaries planted at every Codex site of redaction.yaml.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conformance import codex
+from conformance.adapter import Adapter
+from conformance.codex import (
+    THREAD_ID,
+    TURN_ID,
+    CodexOracle,
+    agent_message,
+    answer_runs,
+    canary_names,
+    decoy_names,
+    error_infos,
+    fact_runs,
+    failed_turn,
+    instantiate,
+    item_completed,
+    js_uint16,
+    mapped_terminals,
+    planted_runs,
+    process_exit,
+    response,
+    scenario,
+    server_request,
+    settlement_runs,
+    stderr_runs,
+    terminal,
+    turn_error,
+)
+from conformance.grammar import roots
+from conformance.spec import Spec, load_spec
+
+Claim = Callable[[str, str], None]
+Json = dict[str, Any]
+requirement = pytest.mark.requirement
+
+_SPEC = load_spec()
+ORACLE = CodexOracle(_SPEC)
+RUN_RESULT = roots(_SPEC)[(ORACLE.product, "run-result")]
+
+
+def _table(name: str) -> list[Json]:
+    return list(_SPEC.table("codex", name).rows)
+
+
+def _vectors(name: str, *extra: str) -> list[Any]:
+    return [pytest.param(v, id=v["name"], marks=requirement(*extra, *v["covers"])) for v in _table(name)]
+
+
+@pytest.fixture
+def outcome(adapter: Adapter, claim: Claim) -> Callable[[Json], Json]:
+    """codex_outcome of the adapter, once it claims the Codex provider."""
+    claim("providers", "codex")
+    return lambda request: adapter.call("codex_outcome", request)
+
+
+def _check(outcome: Callable[[Json], Json], request: Json, expected: Json) -> None:
+    actual = outcome(request)
+    assert actual == expected, (
+        f"codex_outcome gave\n  {json.dumps(actual, ensure_ascii=False)}\nthe spec says\n  "
+        f"{json.dumps(expected, ensure_ascii=False)}\nfor the scenario\n  {json.dumps(request, ensure_ascii=False)}"
+    )
+    if "diagnostic" in actual:
+        assert RUN_RESULT.matches(actual["diagnostic"]), (
+            f"not a sentence of the Codex grammar: {actual['diagnostic']!r}"
+        )
+
+
+def _failed_run(*events: Json, variant: str = "other", mode: str = "never") -> Json:
+    """A committed run that observes ``events`` and then fails with a string variant."""
+    return scenario([response(), *events, terminal(failed_turn(turn_error(variant)))], mode=mode)
+
+
+# ---- golden vectors
+
+
+@pytest.mark.parametrize("vector", _vectors("outcome_vectors", "CDX-074"))
+def test_outcome_vector(outcome: Callable[[Json], Json], vector: Json) -> None:
+    _check(outcome, vector["scenario"], vector["expected"])
+
+
+@pytest.mark.parametrize("form", _vectors("http_status_forms", "CDX-001", "DIA-008"))
+def test_http_status_form(outcome: Callable[[Json], Json], form: Json) -> None:
+    value = form.get("value")
+    assert js_uint16(value) == form["printed"] and (form["printed"] is not None) == form["kept"], (
+        "the suite's httpStatusCode reading disagrees with this row"
+    )
+    detail = {"httpStatusCode": value} if form["present"] else {}
+    request = scenario([response(), terminal(failed_turn(turn_error({form["variant"]: detail})))])
+    _check(outcome, request, ORACLE.failure("never", [], "turn", form["variant"], http_status=form["printed"]))
+
+
+@pytest.mark.parametrize("rule", _vectors("unknown_rules", "CDX-009"))
+def test_unknown_rule(outcome: Callable[[Json], Json], rule: Json) -> None:
+    request = scenario([response(), terminal(rule["turn"])])
+    _check(outcome, request, ORACLE.failure("never", [], "turn", rule["category"]))
+
+
+@pytest.mark.parametrize(
+    "row", [pytest.param(r, id=r["variant"], marks=requirement("CDX-008")) for r in _table("newer_variants")]
+)
+def test_newer_variant_is_unknown(outcome: Callable[[Json], Json], row: Json) -> None:
+    request = scenario([response(), terminal(failed_turn(turn_error(row["wire"], misalignment=None)))])
+    _check(outcome, request, ORACLE.failure("never", [], "turn", "unknown"))
+
+
+@pytest.mark.parametrize("vector", _vectors("answer_selection", "CDX-013"))
+def test_answer_selection(outcome: Callable[[Json], Json], vector: Json) -> None:
+    events = [response()]
+    for item in vector["items"]:
+        events.append(item_completed(item))
+        if ORACLE.fatal_agent_message(item):
+            break  # a fatal item settles the run; nothing follows it on stdout
+    else:
+        events.append(terminal(failed_turn(None, status="completed")))
+    expected: Json = {"stopReason": vector["stop_reason"], "output": vector["output"], "replies": []}
+    if vector["diagnostic"] is not None:
+        expected["diagnostic"] = vector["diagnostic"]
+    _check(outcome, scenario(events), expected)
+
+
+@pytest.mark.parametrize("vector", _vectors("server_request_replies", "CDX-035", "CDX-036"))
+def test_server_request_reply(outcome: Callable[[Json], Json], vector: Json) -> None:
+    request_id = f"request-{vector['name']}"
+    ask = server_request(request_id, vector["method"], vector["params"])
+    replies = [{"id": request_id, **vector["reply"]}]
+    if vector["fails_run"]:
+        request = scenario([response(), ask])
+        expected = ORACLE.failure("never", [], "turn", "unknown", replies=replies)
+    else:
+        request = _failed_run(ask)
+        fact = ORACLE.fact_by_decision(vector["request"], vector["decision"])
+        expected = ORACLE.failure("never", [], "turn", "other", fact=fact, replies=replies)
+    _check(outcome, request, expected)
+
+
+@pytest.mark.parametrize("vector", _vectors("stderr_vectors", "RED-006"))
+def test_stderr_vector(outcome: Callable[[Json], Json], vector: Json) -> None:
+    request = _failed_run(*({"stderr": c} for c in vector["chunks"]), mode=vector["mode"])
+    expected = ORACLE.failure(vector["mode"], [], "turn", "other")
+    if vector["fact"] is not None:
+        expected["diagnostic"] += "\n" + vector["fact"]
+    _check(outcome, request, expected)
+
+
+# ---- the mapping, exhaustively and as a property
+
+
+@requirement(
+    "CDX-001", "CDX-002", "CDX-003", "CDX-004", "CDX-007", "CDX-011", "CDX-012", "CDX-013", "CDX-039", "DIA-008"
+)
+def test_every_variant_status_and_http_status_form(outcome: Callable[[Json], Json]) -> None:
+    """Each of the sixteen variants under each terminal status, with every httpStatusCode form."""
+    forms = [(r["value"] if r["present"] else ..., r["printed"]) for r in _table("http_status_forms")]
+    for row in _table("variants"):
+        wires: list[tuple[Any, int | None]] = [(row["wire"], None)]
+        if row["keeps_http_status"]:
+            wires = [({row["variant"]: {} if v is ... else {"httpStatusCode": v}}, p) for v, p in forms]
+        for wire, printed in wires:
+            for status in ORACLE.statuses:
+                request = scenario(
+                    [response(), agent_message("partial", None), terminal(failed_turn(turn_error(wire), status=status))]
+                )
+                output = [{"type": "text", "text": "partial"}]
+                if status == "completed":
+                    expected: Json = {"stopReason": "completed", "output": output, "replies": []}
+                elif status == "failed":
+                    fact = ORACLE.fact_by_trigger("sandboxError") if row["variant"] == "sandboxError" else None
+                    expected = ORACLE.failure("never", output, "turn", row["variant"], http_status=printed, fact=fact)
+                    assert expected["stopReason"] == row["stop_reason"]
+                else:
+                    expected = ORACLE.failure("never", output, "turn", "unknown")
+                _check(outcome, request, expected)
+
+
+@requirement("CDX-003", "CDX-006", "RED-004")
+def test_object_variant_needs_one_key_and_an_object_detail(outcome: Callable[[Json], Json]) -> None:
+    """Every object variant of table variants beside a second key (known or not), with a detail
+    that is not an object, or written with another case, is unknown."""
+    names = sorted(ORACLE.variant_names) + ["futureVariant", ""]
+    for row in _table("variants"):
+        if row["kind"] != "object":
+            continue
+        [(name, detail)] = row["wire"].items()
+        infos: list[Any] = [{name: detail, other: {}} for other in names if other != name]
+        infos += [{other: {}, name: detail} for other in names if other != name]
+        infos += [{name: bad} for bad in (None, [], [detail], "review", 503, True)]
+        infos += [{name.upper(): detail}, {name[0].upper() + name[1:]: detail}]
+        for info in infos:
+            request = scenario([response(), terminal(failed_turn(turn_error(info)))])
+            _check(outcome, request, ORACLE.failure("never", [], "turn", "unknown"))
+
+
+@requirement(
+    "CDX-001",
+    "CDX-002",
+    "CDX-003",
+    "CDX-004",
+    "CDX-005",
+    "CDX-006",
+    "CDX-007",
+    "CDX-008",
+    "CDX-009",
+    "CDX-011",
+    "CDX-012",
+    "CDX-013",
+    "CDX-014",
+    "CDX-015",
+    "CDX-023",
+    "CDX-039",
+    "CDX-045",
+    "DIA-001",
+    "DIA-002",
+    "DIA-003",
+    "DIA-004",
+    "DIA-005",
+    "DIA-006",
+    "DIA-007",
+    "DIA-008",
+    "DIA-012",
+    "DIA-014",
+    "RED-002",
+    "RED-004",
+)
+def test_terminal_mapping_follows_the_tables(outcome: Callable[[Json], Json], spec: Spec) -> None:
+    @given(case=mapped_terminals(spec, ORACLE))
+    def check(case: tuple[Json, Json]) -> None:
+        _check(outcome, *case)
+
+    check()
+
+
+@requirement("CDX-011")
+def test_no_category_is_a_refusal(outcome: Callable[[Json], Json], spec: Spec) -> None:
+    """Whatever the error info, a failed terminal is error or max-tokens, never refusal or aborted."""
+
+    @given(info=error_infos(spec))
+    def check(info: codex.ErrorInfo) -> None:
+        result = outcome(scenario([response(), terminal(failed_turn(info.error))]))
+        assert result["stopReason"] == ORACLE.stop_reason(info.category), f"{info} settled as {result}"
+
+    check()
+
+
+# ---- answer selection and settlement
+
+
+@requirement(
+    "CDX-014",
+    "CDX-015",
+    "CDX-016",
+    "CDX-018",
+    "CDX-019",
+    "CDX-020",
+    "CDX-021",
+    "CDX-022",
+    "CDX-024",
+    "CDX-028",
+    "CDX-044",
+    "CDX-046",
+    "CDX-047",
+    "DIA-014",
+)
+def test_answer_and_stop_reason_follow_the_tables(outcome: Callable[[Json], Json]) -> None:
+    @given(case=answer_runs(ORACLE))
+    def check(case: tuple[Json, Json]) -> None:
+        _check(outcome, *case)
+
+    check()
+
+
+@requirement(
+    "CDX-010",
+    "CDX-016",
+    "CDX-027",
+    "CDX-043",
+    "CDX-044",
+    "CDX-045",
+    "CDX-046",
+    "CDX-047",
+    "CDX-048",
+    "CDX-074",
+    "DIA-004",
+    "DIA-009",
+    "DIA-005",
+    "DIA-006",
+    "DIA-007",
+    "DIA-010",
+    "DIA-014",
+)
+def test_settlement_follows_observation_order(outcome: Callable[[Json], Json]) -> None:
+    @given(case=settlement_runs(ORACLE))
+    def check(case: tuple[Json, Json]) -> None:
+        _check(outcome, *case)
+
+    check()
+
+
+# ---- permission facts and stderr
+
+
+@requirement(
+    "CDX-031",
+    "CDX-035",
+    "CDX-036",
+    "CDX-037",
+    "CDX-038",
+    "CDX-039",
+    "CDX-043",
+    "CDX-015",
+    "CDX-016",
+    "DIA-011",
+    "DIA-012",
+    "DIA-013",
+    "DIA-014",
+)
+def test_only_the_latest_permission_fact_is_kept(outcome: Callable[[Json], Json], spec: Spec) -> None:
+    @given(case=fact_runs(spec, ORACLE))
+    def check(case: tuple[Json, Json]) -> None:
+        _check(outcome, *case)
+
+    check()
+
+
+@requirement("CDX-040", "RED-006")
+def test_stderr_signature_split_at_every_position(outcome: Callable[[Json], Json]) -> None:
+    for signature in ORACLE.signatures:
+        expected = ORACLE.failure("never", [], "turn", "other", fact=ORACLE.signature_fact(signature))
+        for cut in range(1, len(signature)):
+            chunks = [f"SECRET_TOKEN {signature[:cut]}", f"{signature[cut:]} /private/secret.txt"]
+            _check(outcome, _failed_run(*({"stderr": c} for c in chunks)), expected)
+            three = [signature[:cut], signature[cut : cut + 1], signature[cut + 1 :]]
+            _check(outcome, _failed_run(*({"stderr": c} for c in three if c)), expected)
+
+
+@requirement("CDX-037", "CDX-040", "CDX-041", "RED-006")
+def test_stderr_signatures_across_chunks(outcome: Callable[[Json], Json]) -> None:
+    @given(case=stderr_runs(ORACLE))
+    def check(case: tuple[Json, Json]) -> None:
+        _check(outcome, *case)
+
+    check()
+
+
+# ---- redaction
+
+CANARY_SITES = [
+    row
+    for row in _SPEC.table("redaction", "canary_sites").rows
+    if row["product"] == ORACLE.product and "codex_outcome" in row["plant_via"]
+]
+SITE_REQUIREMENTS = {
+    "turn-error-message": ["CDX-009"],
+    "turn-error-additional-details": ["CDX-009"],
+    "active-turn-kind": ["CDX-005"],
+    "unknown-variant": ["CDX-006", "RED-004"],
+    "approval-request-command": ["CDX-036"],
+    "command-item-command": ["CDX-036"],
+    "file-change-patch": ["CDX-036"],
+    "server-request-payload": ["CDX-034", "CDX-036"],
+    "error-notification": ["CDX-023"],
+    "rpc-error-message": ["CDX-027", "CDX-051"],
+    "protocol-id": ["CDX-058"],
+    "stderr-chunk": ["CDX-041", "RED-006"],
+}
+
+
+def _without_ids(replies: list[Json]) -> list[Json]:
+    return [{k: v for k, v in reply.items() if k != "id"} for reply in replies]
+
+
+@pytest.mark.parametrize(
+    "site",
+    [
+        pytest.param(
+            row["site"],
+            id=row["site"],
+            marks=requirement(
+                "RED-001",
+                "RED-002",
+                "RED-003",
+                "RED-005",
+                "RED-007",
+                "RED-008",
+                "CDX-072",
+                *SITE_REQUIREMENTS.get(row["site"], []),
+            ),
+        )
+        for row in CANARY_SITES
+    ],
+)
+def test_canaries_never_reach_a_text(outcome: Callable[[Json], Json], spec: Spec, site: str) -> None:
+    """A canary planted at the site appears in no diagnostic and no reply (in any case), every
+    diagnostic is a sentence of the grammar, and decoys spelling categories, fields and whole
+    lines in the same places give exactly the same texts."""
+    assert site in codex.PLANTERS, f"the suite has no way to plant a canary at Codex site {site!r}"
+    hexes = st.text(alphabet="0123456789abcdef", min_size=8, max_size=8)
+
+    # One property per site; a quarter of the profile's examples each keeps the twelve of them
+    # within the suite's time budget while every site is still planted on every run.
+    @settings(max_examples=max(10, settings().max_examples // 4))
+    @given(data=st.data())
+    def check(data: st.DataObject) -> None:
+        template, count = data.draw(planted_runs(spec, site))
+        canaries = canary_names(data.draw(st.lists(hexes, min_size=count, max_size=count, unique=True)))
+        results = []
+        for names in (canaries, decoy_names(count)):
+            result = outcome(instantiate(template, names))
+            if "diagnostic" in result:
+                assert RUN_RESULT.matches(result["diagnostic"]), f"not a grammar sentence: {result['diagnostic']!r}"
+            results.append({**result, "replies": _without_ids(result["replies"])})
+        texts = [results[0].get("diagnostic", ""), json.dumps(results[0]["replies"], ensure_ascii=False)]
+        for canary in canaries:
+            for text in texts:
+                assert canary.lower() not in text.lower(), f"canary {canary!r} planted at {site} leaked into {text!r}"
+        assert results[0] == results[1], (
+            f"replacing the canaries at {site} by decoys changed the result from {results[0]} to {results[1]}"
+        )
+
+    check()
+
+
+@requirement("RED-008")
+def test_every_codex_canary_site_has_a_planter() -> None:
+    """The canary_sites rows are the coverage list: every Codex row planted via codex_outcome is planted."""
+    assert sorted(codex.PLANTERS) == sorted(row["site"] for row in CANARY_SITES)
+
+
+@requirement("CDX-033", "CDX-034", "CDX-035")
+def test_replies_echo_ids_and_follow_the_thread(outcome: Callable[[Json], Json]) -> None:
+    """Replies carry the request's id with its JSON type; a request of another thread fails the run."""
+
+    @given(
+        request_id=st.one_of(st.text(min_size=1, max_size=8), st.integers(-(2**31), 2**31)),
+        thread=st.sampled_from([THREAD_ID, "thread-2"]),
+        turn=st.sampled_from([TURN_ID, "turn-2"]),
+    )
+    def check(request_id: Any, thread: str, turn: str) -> None:
+        ask = server_request(request_id, "item/tool/requestUserInput", {"threadId": thread, "turnId": turn})
+        result = outcome(scenario([response(), ask]) if (thread, turn) != (THREAD_ID, TURN_ID) else _failed_run(ask))
+        assert [r["id"] for r in result["replies"]] == [request_id]
+        assert type(result["replies"][0]["id"]) is type(request_id)
+        assert ("error" in result["replies"][0]) == ((thread, turn) != (THREAD_ID, TURN_ID))
+
+    check()
+
+
+@requirement("CDX-044", "CDX-045")
+def test_exit_outcome_is_printed_only_when_observed(outcome: Callable[[Json], Json]) -> None:
+    @given(
+        exit_code=st.none() | st.integers(0, 4294967295),
+        signal=st.none() | st.sampled_from(ORACLE.signals),
+        before_terminal=st.booleans(),
+    )
+    def check(exit_code: int | None, signal: str | None, before_terminal: bool) -> None:
+        if before_terminal:
+            request = scenario([response(), process_exit(exit_code, signal)])
+            expected = ORACLE.failure("never", [], "process", "process-exit", exit_code=exit_code, signal=signal)
+        else:
+            request = _failed_run(process_exit(exit_code, signal))
+            request["events"].append(request["events"].pop(1))  # the exit comes after the terminal
+            expected = ORACLE.failure("never", [], "turn", "other", exit_code=exit_code, signal=signal)
+        _check(outcome, request, expected)
+
+    check()
