@@ -9,41 +9,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import settings
 
 import conformance
 from conformance import expected_failures as expected
 from conformance.adapter import Adapter, AdapterUsageError, load_adapter
 from conformance.expected_failures import load_entries
+from conformance.profiles import register_profiles
 from conformance.report import NOT_APPLICABLE, REQUIREMENTS_PROPERTY, Recorder, markdown_summary, write_json
 from conformance.spec import Spec, SpecError, load_spec
 
-# "default" for development; "ci" derandomized so that a CI log reproduces; "thorough"
-# for deeper runs before a release or a product-version bump; "selftest" finds a
-# known-bad adapter fast and skips shrinking, since only the verdict matters there.
-settings.register_profile("default", max_examples=100, deadline=None)
-settings.register_profile(
-    "ci",
-    max_examples=100,
-    deadline=None,
-    derandomize=True,
-    print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.register_profile(
-    "thorough",
-    max_examples=2000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.register_profile(
-    "selftest",
-    max_examples=100,
-    deadline=None,
-    derandomize=True,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate],
-    suppress_health_check=list(HealthCheck),
-)
+register_profiles()
 settings.load_profile(os.environ.get("SUBAGENT_CONFORMANCE_PROFILE", "ci" if os.environ.get("CI") else "default"))
 
 REQUIREMENT_MARKER = "requirement"

@@ -3,6 +3,8 @@ and check that each is rejected by the requirements that should catch it."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -13,8 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+from hypothesis import settings
 
+from conformance.profiles import register_profiles
 from conformance.resources import fixtures_dir
 
 PACKAGE = Path(__file__).resolve().parent
@@ -85,6 +90,36 @@ def run_suite(
             data: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
             violated = tuple(r["id"] for r in data["requirements"] if r["status"] == "violated")
         return Verdict(impl, done.returncode, violated, done.stdout[-4000:] + done.stderr[-4000:])
+
+
+def run_inline(impl: str, tiers: tuple[str, ...], requirements: tuple[str, ...] = ()) -> Verdict:
+    """The same run as :func:`run_suite`, inside this process: a nested pytest session, which
+    spares the interpreter start-up (a known-bad adapter needs only a few tests to be caught)."""
+    bad = str(fixtures_dir() / "known_bad")
+    if bad not in sys.path:
+        sys.path.insert(0, bad)
+    register_profiles()
+    previous = settings.get_current_profile_name()
+    settings.load_profile(os.environ.get("SUBAGENT_CONFORMANCE_PROFILE", "selftest"))
+    try:
+        with tempfile.TemporaryDirectory(prefix="subagent-conformance-") as scratch:
+            report = Path(scratch) / "report.json"
+            output = io.StringIO()
+            args = [
+                "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:randomly", f"--impl={impl}",
+                f"--conformance-report={report}", "--rootdir", scratch,
+                *([f"--requirement={','.join(requirements)}"] if requirements else []),
+                *(str(PACKAGE / f"test_{tier}.py") for tier in tiers),
+            ]  # fmt: skip
+            with contextlib.redirect_stdout(output):
+                code = int(pytest.main(args))
+            violated: tuple[str, ...] = ()
+            if report.exists():
+                data = json.loads(report.read_text(encoding="utf-8"))
+                violated = tuple(r["id"] for r in data["requirements"] if r["status"] == "violated")
+            return Verdict(impl, code, violated, output.getvalue()[-8000:])
+    finally:
+        settings.load_profile(previous)
 
 
 def run_all(parallel: int | None = None) -> list[tuple[KnownBad | None, Verdict]]:

@@ -6,7 +6,10 @@ load are reported together, so a broken spec is mended in one pass.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -201,7 +204,6 @@ def schema_validator(root: Path, name: str) -> jsonschema.protocols.Validator:
     """A draft 2020-12 validator for ``spec/schema/<name>.json``, with every sibling schema resolvable."""
     schema_root = root / "schema"
     schema = json.loads((schema_root / f"{name}.json").read_text(encoding="utf-8"))
-    jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema, registry=_registry(schema_root))
 
 
@@ -227,9 +229,28 @@ def schema_problems(located: Located, validator: jsonschema.protocols.Validator,
 # --------------------------------------------------------------------------- loading
 
 
+def _digest(root: Path) -> str:
+    """A fingerprint of every file of a spec folder (and of the loader itself)."""
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _validated_marker(root: Path) -> Path | None:
+    """Where a spec that passed its schemas is remembered, so that each of the many processes
+    of a run (xdist workers, self-test subprocesses) does not validate it again."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    try:
+        return Path(base) / "subagent-conformance" / f"validated-{_digest(root)}"
+    except OSError:
+        return None
+
+
 class _Loader:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, validate: bool = True) -> None:
         self.root = root
+        self.validate = validate
         self.problems: list[Problem] = []
         self.docs: dict[str, Located] = {}
 
@@ -251,6 +272,8 @@ class _Loader:
         if not (self.root / "schema" / f"{schema}.json").is_file():
             self.problems.append(Problem(file, 1, "(document)", f"no schema for it: schema/{schema}.json is missing"))
             return None
+        if not self.validate:
+            return located.data
         found = schema_problems(located, schema_validator(self.root, schema), file)
         self.problems.extend(found)
         return None if found else located.data
@@ -272,7 +295,18 @@ def _shipped_spec() -> Spec:
 
 
 def _load_spec(root: Path) -> Spec:
-    loader = _Loader(root)
+    marker = _validated_marker(root)
+    remembered = marker is not None and marker.is_file()
+    spec = _load_spec_once(root, validate=not remembered)
+    if marker is not None and not remembered:
+        with contextlib.suppress(OSError):
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
+    return spec
+
+
+def _load_spec_once(root: Path, validate: bool) -> Spec:
+    loader = _Loader(root, validate)
     index = loader.load("index.yaml", "index")
     if index is None:
         raise SpecError(loader.problems)

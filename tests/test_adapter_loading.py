@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import AdapterUsageError, check_declaration
+from conformance.adapter import AdapterUsageError, check_declaration, load_adapter
 from conformance.spec import load_spec
 
 DECLARATION = (
@@ -81,10 +81,20 @@ def run_pytest(tmp_path: Path, impl: str, *args: str) -> subprocess.CompletedPro
         ("not a module", "expected a module path"),
     ],
 )
-def test_bad_impl_is_a_usage_error(tmp_path: Path, impl: str, message: str) -> None:
-    done = run_pytest(tmp_path, impl)
+def test_bad_impl_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, impl: str, message: str) -> None:
+    for name, source in ADAPTERS.items():
+        (tmp_path / f"{name}.py").write_text(source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(AdapterUsageError) as caught:
+        load_adapter(impl, load_spec())
+    assert str(caught.value).startswith(f"--impl={impl}: ") and message in str(caught.value)
+
+
+@pytest.mark.requirement("ADP-006")
+def test_a_usage_error_stops_the_run_with_exit_status_4(tmp_path: Path) -> None:
+    done = run_pytest(tmp_path, "odd_binding")
     assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
-    assert f"--impl={impl}" in done.stderr and message in done.stderr, done.stderr
+    assert "--impl=odd_binding: CONFORMANCE claims unknown binding 'smoke-signals'" in done.stderr
 
 
 @pytest.mark.requirement("ADP-001", "ADP-002")
@@ -135,7 +145,10 @@ def test_declaration_vectors(vector: dict[str, Any]) -> None:
 
 @pytest.mark.requirement("ADP-012")
 def test_a_malformed_answer_fails_with_the_schema_error_and_the_value(tmp_path: Path) -> None:
-    done = run_pytest(tmp_path, "malformed_answers", "conformance.test_results", "-k", "render_vector or settlement")
+    done = run_pytest(
+        tmp_path, "malformed_answers", "conformance.test_results", "conformance.test_diagnostic",
+        "-k", "(render_vector and upstream) or bound_vector",
+    )  # fmt: skip
     assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
     assert (
         "render_tool_result returned an invalid response: 'yes' is not of type 'boolean' at ['isError']" in done.stdout
