@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from reference_impl.diagnostic import bound_diagnostic
+from reference_impl.diagnostic import MAX_EXIT_CODE, NODE_SIGNALS, bound_diagnostic
 
 Json = dict[str, Any]
 
@@ -26,43 +26,6 @@ ERROR_SUBTYPES = frozenset(
     {"error_during_execution", "error_max_turns", "error_max_budget_usd", "error_max_structured_output_retries"}
 )
 
-# The names Node.js gives a terminating signal on Linux; anything else is not printed.
-NODE_SIGNALS = frozenset(
-    {
-        "SIGHUP",
-        "SIGINT",
-        "SIGQUIT",
-        "SIGILL",
-        "SIGTRAP",
-        "SIGABRT",
-        "SIGBUS",
-        "SIGFPE",
-        "SIGKILL",
-        "SIGUSR1",
-        "SIGSEGV",
-        "SIGUSR2",
-        "SIGPIPE",
-        "SIGALRM",
-        "SIGTERM",
-        "SIGSTKFLT",
-        "SIGCHLD",
-        "SIGCONT",
-        "SIGSTOP",
-        "SIGTSTP",
-        "SIGTTIN",
-        "SIGTTOU",
-        "SIGURG",
-        "SIGXCPU",
-        "SIGXFSZ",
-        "SIGVTALRM",
-        "SIGPROF",
-        "SIGWINCH",
-        "SIGIO",
-        "SIGPWR",
-        "SIGSYS",
-    }
-)
-MAX_EXIT_CODE = 0xFFFFFFFF
 
 DENY_TOOL = {"behavior": "deny", "message": "This unattended Claude Code subagent cannot request human approval."}
 DECLINE_ELICITATION = {"action": "decline"}

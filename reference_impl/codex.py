@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from reference_impl.diagnostic import bound_diagnostic
+from reference_impl.diagnostic import NODE_SIGNALS, bound_diagnostic
 
 Json = dict[str, Any]
 Stage = Literal["turn-start", "turn", "process"]
@@ -60,12 +60,6 @@ JS_WHITESPACE = frozenset(
     "\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
 
-# Node.js signal names (Linux); any other name is never printed.
-SIGNALS = frozenset(
-    "SIGHUP SIGINT SIGQUIT SIGILL SIGTRAP SIGABRT SIGBUS SIGFPE SIGKILL SIGUSR1 SIGSEGV SIGUSR2 SIGPIPE SIGALRM "  # noqa: SIM905
-    "SIGTERM SIGSTKFLT SIGCHLD SIGCONT SIGSTOP SIGTSTP SIGTTIN SIGTTOU SIGURG SIGXCPU SIGXFSZ SIGVTALRM SIGPROF "
-    "SIGWINCH SIGIO SIGPWR SIGSYS".split()
-)
 
 INTERNAL_ERROR = -32603
 
@@ -194,7 +188,7 @@ def failure_line(failure: Failure, outcome: ProcessOutcome | None) -> str:
         fields.append(f"HTTP status: {failure.http_status}")
     if outcome is not None and outcome.exit_code is not None:
         fields.append(f"exit code: {outcome.exit_code}")
-    if outcome is not None and outcome.signal in SIGNALS:
+    if outcome is not None and outcome.signal in NODE_SIGNALS:
         fields.append(f"signal: {outcome.signal}")
     return "Product subagent failure (" + "; ".join(fields) + ")"
 
