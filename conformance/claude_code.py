@@ -674,6 +674,23 @@ def _site_sdk_message_payload(draw: st.DrawFn, spec: Any, c: Canaries) -> list[J
     return [{"message": message}]
 
 
+def _site_can_use_tool_input(draw: st.DrawFn, spec: Any, c: Canaries) -> list[Json]:
+    tool_input = {"file_path": c.token(draw, shape="path"), "command": c.token(draw)}
+    options = {"toolUseID": c.token(draw), "decisionReason": c.token(draw)}
+    arguments = {"toolName": c.token(draw, shape="token"), "input": tool_input, "options": options}
+    return [{"callback": "canUseTool", "arguments": arguments}]
+
+
+def _site_elicitation_request(draw: st.DrawFn, spec: Any, c: Canaries) -> list[Json]:
+    request = {"serverName": c.token(draw), "message": c.token(draw), "requestedSchema": {c.token(draw): {}}}
+    return [{"callback": "onElicitation", "arguments": request}]
+
+
+def _site_dialog_payload(draw: st.DrawFn, spec: Any, c: Canaries) -> list[Json]:
+    payload = {"title": c.token(draw), "body": c.token(draw, shape="path"), "options": [c.token(draw)]}
+    return [{"callback": "onUserDialog", "arguments": payload}]
+
+
 def _site_iterator_exception_message(draw: st.DrawFn, spec: Any, c: Canaries) -> list[Json]:
     return []  # planted by the scenario builder as the exception's message
 
@@ -686,15 +703,9 @@ PLANTERS: dict[str, Callable[[st.DrawFn, Any, Canaries], list[Json]]] = {
     "permission-denied-fields": _site_permission_denied_fields,
     "sdk-message-payload": _site_sdk_message_payload,
     "iterator-exception-message": _site_iterator_exception_message,
-}
-
-# Sites whose raw value the claude_code_outcome scenario format cannot carry: a callback event
-# is only {"callback": <name>} (claude-code.json $defs/event), so its arguments never reach the
-# adapter through this operation and cannot leak from it.
-UNPLANTABLE = {
-    "can-use-tool-input": "the callback event carries no arguments",
-    "elicitation-request": "the callback event carries no arguments",
-    "dialog-payload": "the callback event carries no arguments",
+    "can-use-tool-input": _site_can_use_tool_input,
+    "elicitation-request": _site_elicitation_request,
+    "dialog-payload": _site_dialog_payload,
 }
 
 

@@ -217,10 +217,11 @@ def sdk_stream(scenario: Json, callbacks: dict[str, Callable[..., Json]]) -> Ite
         if "callback" in event:
             callback = callbacks.get(event["callback"])
             if callback is not None:  # a callback the provider did not install is never called
+                arguments = event.get("arguments", {})
                 if event["callback"] == "canUseTool":
-                    callback(None, None, None)
+                    callback(arguments.get("toolName"), arguments.get("input"), arguments.get("options"))
                 else:
-                    callback(None)
+                    callback(arguments)
             continue
         yield event["message"]
     if "exception" in scenario:
