@@ -54,9 +54,6 @@ class Recorder:
             entry["outcome"] = "not-applicable" if reason.startswith(NOT_APPLICABLE) else "skipped"
             entry["message"] = reason.removeprefix(NOT_APPLICABLE)
 
-    def failed_requirements(self) -> set[str]:
-        return {rid for t in self.tests.values() if t["outcome"] in ("failed", "error") for rid in t["requirements"]}
-
     def report(self, spec: Spec, impl: str, declaration: dict[str, Any]) -> dict[str, Any]:
         by_requirement: dict[str, list[dict[str, Any]]] = {}
         for test in self.tests.values():

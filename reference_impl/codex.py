@@ -347,11 +347,7 @@ class CodexRun:
             if non_empty_string(params.get("threadId"), "item/completed thread id") != self.thread_id:
                 return
             turn_id = non_empty_string(params.get("turnId"), "item/completed turn id")
-            if self.turn_id is None:
-                self.observe_provisional(turn_id)
-                self.early_frames.append((method, params, order))
-                return
-            if turn_id != self.turn_id:
+            if self.deferred_or_foreign(turn_id, method, params, order):
                 return
             self.handle_item(json_object(params.get("item"), "item/completed item"), order)
         elif method == "turn/completed":
@@ -359,17 +355,22 @@ class CodexRun:
                 return
             turn = json_object(params.get("turn"), "turn/completed turn")
             turn_id = non_empty_string(turn.get("id"), "turn/completed turn id")
-            if self.turn_id is None:
-                self.observe_provisional(turn_id)
-                self.early_frames.append((method, params, order))
-                return
-            if turn_id != self.turn_id:
+            if self.deferred_or_foreign(turn_id, method, params, order):
                 return
             status = turn.get("status")
             if not isinstance(status, str) or status not in TERMINAL_STATUSES:
                 raise ProtocolFailure("subagent-codex: app-server returned an invalid terminal turn status")
             self.settle_terminal(turn, status, order)
         # every other notification, the `error` notification included, is not the provider's business
+
+    def deferred_or_foreign(self, turn_id: str, method: str, params: Json, order: int) -> bool:
+        """Before the turn/start response, a frame fixes the provisional turn id and is queued for
+        replay; after it, a frame of another turn is none of this run's business."""
+        if self.turn_id is None:
+            self.observe_provisional(turn_id)
+            self.early_frames.append((method, params, order))
+            return True
+        return turn_id != self.turn_id
 
     def handle_item(self, item: Json, order: int) -> None:
         kind = item.get("type")
