@@ -29,7 +29,7 @@ def requirement_tests() -> dict[str, list[str]]:
     own_tests = Path(__file__).resolve().parent.parent / "tests"
     targets = ["--pyargs", "conformance", *([str(own_tests)] if (own_tests / "test_known_bad.py").is_file() else [])]
     with contextlib.redirect_stdout(io.StringIO()):
-        code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *targets], [collector])
+        code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "--snapshot-warn-unused", *targets], [collector])
     if code != pytest.ExitCode.OK:
         raise RuntimeError(f"collecting the conformance tests failed (pytest exit code {int(code)})")
     return {rid: sorted(set(names)) for rid, names in collector.tests.items()}
