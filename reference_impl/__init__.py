@@ -17,7 +17,7 @@ CONFORMANCE: dict[str, Any] = {
     "protocol": "1",
     "bindings": ["chunk-events", "embedded-stream", "text-stream"],
     "providers": {"claude-code": "0.3.220", "codex": "0.147.0"},
-    "process_drivers": [],
+    "process_drivers": ["claude-code", "codex"],
 }
 
 __all__ = [
@@ -28,6 +28,8 @@ __all__ = [
     "fold_output",
     "format_diagnostic",
     "render_tool_result",
+    "run_claude_code",
+    "run_codex",
     "select_output",
     "settle_run",
 ]
@@ -59,5 +61,17 @@ def claude_code_outcome(request: dict[str, Any]) -> dict[str, Any]:
 
 def codex_outcome(request: dict[str, Any]) -> dict[str, Any]:
     from reference_impl.codex import codex_outcome as run
+
+    return run(request)
+
+
+def run_claude_code(request: dict[str, Any]) -> dict[str, Any]:
+    from reference_impl.claude_code_process import run_claude_code as run
+
+    return run(request)
+
+
+def run_codex(request: dict[str, Any]) -> dict[str, Any]:
+    from reference_impl.codex_process import run_codex as run
 
     return run(request)
