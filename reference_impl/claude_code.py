@@ -235,18 +235,34 @@ def _observed_outcome(scenario: Json) -> ProcessOutcome | None:
     return ProcessOutcome(outcome.get("exitCode"), outcome.get("signal"))
 
 
-def claude_code_outcome(request: Json, run_class: type[ClaudeCodeRun] = ClaudeCodeRun) -> Json:
-    """Settle one run as the provider observed it (claude-code.yaml, outcome_vectors scenario)."""
-    run = run_class(request["mode"])
+def settle(
+    run: ClaudeCodeRun,
+    stream: Iterator[Json],
+    observed_outcome: Callable[[], ProcessOutcome | None],
+    cancelled: Callable[[], bool],
+) -> Json:
+    """Consume ``stream`` and settle the run's result; the pure operation and the process
+    driver share it, so a scenario and a real child are classified by the same code."""
     try:
-        answer = run.consume(sdk_stream(request, run.callbacks()))
+        answer = run.consume(stream)
     except Exception as error:  # every failure settles the result; nothing rejects
-        outcome = _observed_outcome(request)  # read once, at classification
+        outcome = observed_outcome()  # read once, at classification
         stage, category = run.classify(error, outcome)
         diagnostic = run.compose_diagnostic(run.failure_line(stage, category, outcome))
         result: Json = {"stopReason": "error", "output": [], "diagnostic": bound_diagnostic(diagnostic)}
     else:
         result = {"stopReason": "completed", "output": [{"type": "text", "text": answer}]}
-    if request.get("cancelled", False):
+    if cancelled():
         return {"stopReason": "aborted", "output": []}  # local cancellation wins, whatever happened
     return result
+
+
+def claude_code_outcome(request: Json, run_class: type[ClaudeCodeRun] = ClaudeCodeRun) -> Json:
+    """Settle one run as the provider observed it (claude-code.yaml, outcome_vectors scenario)."""
+    run = run_class(request["mode"])
+    return settle(
+        run,
+        sdk_stream(request, run.callbacks()),
+        lambda: _observed_outcome(request),
+        lambda: bool(request.get("cancelled", False)),
+    )

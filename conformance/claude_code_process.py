@@ -1,0 +1,359 @@
+"""The process tier of the Claude Code provider: scenario runs, their expected texts, and the
+checks of what a fake CLI recorded.
+
+Expected texts are rendered, never written: a failure's facts through the diagnostic grammar
+(diagnostic.yaml ``grammar``, via :func:`conformance.claude_code.render`), plain start()
+rejections from rows of claude-code.yaml ``startup_rejections``, permission lines from rows
+of ``permission_facts``, and the scenarios of every SDK result subtype from vocabulary
+``result_subtype`` with the pure tier's oracle. Every run plants canaries in its working
+directory, its environment and its task; every text it yields must be a sentence of its
+grammar root and carry none of them.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from conformance.claude_code import expected_outcome, render, root_symbol
+from conformance.diagnostic import AGGREGATE_SEPARATOR
+from conformance.grammar import Matcher, roots
+from conformance.scenarios import Scenario, build_run, load_scenarios, read_record, scenario_file
+from conformance.spec import Spec
+
+Json = dict[str, Any]
+PRODUCT = "Claude Code"
+AREA = "claude-code"
+OPERATION = "run_claude_code"
+DEADLINE = 20.0
+# Every canary the suite plants contains this; no sentence of the grammar does.
+CANARY = "SECRET_"
+FAULT = "FAULT-"  # the message of an injected teardown fault
+ENV_CANARIES = ("CANARY_VALUE", "ANTHROPIC_API_KEY")
+LABEL = "RUN_LABEL"  # names the scenario in each run's environment
+# The isolation batch waits this long before acting, so that the fakes of one call provably overlap.
+OVERLAP_MS = 500
+
+# The Agent SDK's side of the stream-json control protocol (@anthropic-ai/claude-agent-sdk
+# 0.3.220 sdk.mjs, sdk.d.ts SDKControl*Request): the control request subtype each
+# permission_facts trigger arrives as, the flags every query passes, and the flag that
+# carries the permission mode. The spec names the triggers; these are their wire form.
+CONTROL_SUBTYPES = {"canUseTool": "can_use_tool", "onElicitation": "elicitation", "onUserDialog": "request_user_dialog"}
+STREAM_JSON_FLAGS = (("--output-format", "stream-json"), ("--input-format", "stream-json"))
+MODE_FLAG = "--permission-mode"
+
+# --------------------------------------------------------------------------- scenarios
+
+
+def subtype_scenarios(spec: Spec) -> list[Scenario]:
+    """One scenario per SDK result subtype of the locked union: the fake CLI sends a result of
+    that subtype over the wire; the expectation is the pure tier's oracle on the same message."""
+    made = []
+    for subtype in spec.vocabulary(f"{AREA}.result_subtype").values:
+        if subtype == "success":
+            message: Json = {"type": "result", "subtype": subtype, "is_error": False, "result": "The answer.\n"}
+        else:
+            errors = [f"{CANARY}errors_{subtype}", f"/private/{CANARY}path/secret.txt"]
+            message = {"type": "result", "subtype": subtype, "is_error": True, "errors": errors, "num_turns": 2}
+        text = {"type": "text", "text": "Looking at the files."}
+        made.append(
+            Scenario(
+                product=AREA,
+                name=f"result-subtype-{str(subtype).replace('_', '-')}",
+                covers=["CC-001", "CC-003", "CC-007", "CC-008", "CC-012", "CC-020", "RED-001"],
+                description=f"The CLI streams text and ends with a result of subtype {subtype}.",
+                run={},
+                actions=[
+                    {"await": {"type": "user"}, "as": "task"},
+                    {"out": {"type": "assistant", "message": {"role": "assistant", "content": [text]}}},
+                    {"out": message},
+                ],
+                responders=[],
+                expect={"start": "published", "oracle": {"mode": "dontAsk", "events": [{"message": message}]}},
+                where=f"vocabulary {AREA}.result_subtype value {subtype!r}",
+                plants=[] if subtype == "success" else ["sdk-result-errors"],
+            )
+        )
+    return made
+
+
+_SCENARIOS: dict[int, list[Scenario]] = {}
+
+
+def scenarios(spec: Spec) -> list[Scenario]:
+    """The scenario file's scenarios and the generated ones, once per spec."""
+    if id(spec) not in _SCENARIOS:
+        _SCENARIOS[id(spec)] = [*load_scenarios(spec, scenario_file(AREA)), *subtype_scenarios(spec)]
+    return _SCENARIOS[id(spec)]
+
+
+def batches(spec: Spec) -> dict[str, list[Scenario]]:
+    found: dict[str, list[Scenario]] = {}
+    for scenario in scenarios(spec):
+        if scenario.batch:
+            found.setdefault(scenario.batch, []).append(scenario)
+    return found
+
+
+def overlapping(scenario: Scenario) -> Scenario:
+    """The scenario with a pause first, so that its fake lives until every fake of the call started."""
+    return replace(scenario, actions=[{"sleep_ms": OVERLAP_MS}, *scenario.actions])
+
+
+# --------------------------------------------------------------------------- runs
+
+
+@dataclass
+class PlannedRun:
+    """One run of a call: the scenario, the RUN sent, and where its fake records."""
+
+    scenario: Scenario
+    run: Json
+    record: Path
+
+    def recorded(self) -> list[Json]:
+        return read_record(self.record)
+
+
+def plan(scenario: Scenario, folder: Path) -> list[PlannedRun]:
+    """The runs of ``scenario`` (``run.concurrent`` copies), with canaries in every folder
+    name (so in the working directory and the CLI path), the environment and the task."""
+    planned = []
+    for copy in range(scenario.run.get("concurrent", 1)):
+        mark = uuid.uuid4().hex[:8]
+        run, record = build_run(scenario, folder / f"{CANARY}cwd_{mark}" / f"{scenario.name}-{copy}")
+        run["env"].update(
+            {
+                LABEL: f"{scenario.name}-{copy}",
+                "CANARY_VALUE": f"{CANARY}env_{mark}",
+                "ANTHROPIC_API_KEY": f"sk-ant-{CANARY}credential_{mark}",
+            }
+        )
+        if "task" not in scenario.run:
+            run["task"] = [{"type": "text", "text": f"{CANARY}task_{mark} Summarise the repository."}]
+        planned.append(PlannedRun(scenario, run, record))
+    return planned
+
+
+# --------------------------------------------------------------------------- expected texts
+
+
+def _error_text_symbol(spec: Spec) -> str:
+    """The symbol a dispose() rejection consists of: the product prefix plus one failure line."""
+    rows = [
+        r for r in spec.table("diagnostic", "grammar").rows if r["symbol"] == root_symbol(spec, "dispose-rejection")
+    ]
+    [row] = rows
+    [item] = row["sequence"]
+    return str(item["symbol"])
+
+
+def _values(failure: Json) -> Json:
+    return {
+        "stage": failure["stage"],
+        "categories": failure["category"],
+        "integer": failure.get("exitCode"),
+        "diagnostic.signal": failure.get("signal"),
+    }
+
+
+def _allowed(spec: Spec, failure: Json, surface: str, where: str) -> None:
+    """A scenario may only expect a (stage, category) that table stages lets surface there."""
+    rows = {r["stage"]: r for r in spec.table(AREA, "stages").rows}
+    row = rows.get(failure["stage"])
+    assert row is not None and failure["category"] in row["categories"] and surface in row["surfaces_in"], (
+        f"{where}: the scenario expects {failure} in a {surface}, which table stages does not allow"
+    )
+
+
+def error_text(spec: Spec, failure: Json) -> str:
+    """'subagent-claude-code: ' plus the failure line of these facts, generated from the grammar."""
+    return render(spec, _error_text_symbol(spec), _values(failure))
+
+
+def expected_start(spec: Spec, scenario: Scenario) -> str | None:
+    """The rejection text start() must give, or None when the run must be published."""
+    start = scenario.expect["start"]
+    if start == "published":
+        return None
+    rejected = start["rejected"]
+    rows = spec.table(AREA, "startup_rejections").rows
+    if "plain" in rejected:
+        row = rows[rejected["plain"]]
+        assert row["form"] == "plain", f"{scenario.where}: startup_rejections row {rejected['plain']} is not plain"
+        return str(row["plain_error"])
+    row = rows[rejected["row"]]
+    startup, teardown = rejected["startup"], rejected.get("teardown")
+    observed = {"exitCode", "signal"}
+    assert (teardown is not None) == (row["form"] == "aggregate"), (
+        f"{scenario.where}: startup_rejections row {rejected['row']} has form {row['form']}"
+    )
+    assert row.get("startup_outcome", False) or not observed & set(startup), (
+        f"{scenario.where}: row {rejected['row']} puts no outcome on the query-start line"
+    )
+    _allowed(spec, startup, "start-rejection", scenario.where)
+    text = error_text(spec, startup)
+    if teardown is not None:
+        assert row.get("teardown_outcome", False) or not observed & set(teardown), (
+            f"{scenario.where}: row {rejected['row']} puts no outcome on the teardown line"
+        )
+        _allowed(spec, teardown, "dispose-rejection", scenario.where)
+        text += AGGREGATE_SEPARATOR + error_text(spec, teardown)
+    return text
+
+
+def refused_before_spawn(spec: Spec, scenario: Scenario) -> bool:
+    """Whether start() must reject before starting any CLI: a startup_rejections row checked
+    before the last order, the startup failures (working directory, task, cancellation; CC-030)."""
+    start = scenario.expect["start"]
+    if start == "published":
+        return False
+    rows = spec.table(AREA, "startup_rejections").rows
+    index = start["rejected"].get("plain", start["rejected"].get("row"))
+    return bool(rows[index]["order"] < max(r["order"] for r in rows))
+
+
+def expected_result(spec: Spec, scenario: Scenario, mode: str) -> Json | None:
+    """The SubagentResult the run must settle with (None when start() must reject)."""
+    if "oracle" in scenario.expect:
+        return dict(expected_outcome(spec, scenario.expect["oracle"]))
+    if "result" not in scenario.expect:
+        return None
+    want = scenario.expect["result"]
+    stop = want["stopReason"]
+    text = want.get("output_text")
+    result: Json = {"stopReason": stop, "output": [] if text is None else [{"type": "text", "text": text}]}
+    if "failure" in want:
+        _allowed(spec, want["failure"], "run-result", scenario.where)
+        values = _values(want["failure"])
+        if "permission" in want:
+            fact = {r["trigger"]: r for r in spec.table(AREA, "permission_facts").rows}[want["permission"]["trigger"]]
+            assert mode in fact["modes"], f"{scenario.where}: {fact['trigger']} never fires in mode {mode}"
+            values.update({f"{AREA}.permission_mode": mode, **{k: fact[k] for k in ("request", "decision", "reason")}})
+        result["diagnostic"] = render(spec, root_symbol(spec, "run-result"), values)
+    return result
+
+
+def expected_dispose(spec: Spec, scenario: Scenario) -> list[Json]:
+    if scenario.expect["start"] != "published":
+        return []
+    settlements: list[Json] = []
+    for item in scenario.expect.get("dispose", ["resolved", "resolved"]):
+        if item == "resolved":
+            settlements.append({"resolved": True})
+        else:
+            _allowed(spec, item["rejected"], "dispose-rejection", scenario.where)
+            settlements.append({"rejected": error_text(spec, item["rejected"])})
+    return settlements
+
+
+def expected(spec: Spec, scenario: Scenario, run: Json) -> Json:
+    """The whole run outcome (operations.json run_outcome) the scenario must give."""
+    start = expected_start(spec, scenario)
+    started: Json = {"published": True} if start is None else {"rejected": start}
+    return {
+        "start": started,
+        "result": expected_result(spec, scenario, run["mode"]),
+        "dispose": expected_dispose(spec, scenario),
+    }
+
+
+# --------------------------------------------------------------------------- checks of every outcome
+
+_ROOTS: dict[int, dict[tuple[str, str], Matcher]] = {}
+
+
+def grammar(spec: Spec, kind: str) -> Matcher:
+    if id(spec) not in _ROOTS:
+        _ROOTS[id(spec)] = roots(spec)
+    return _ROOTS[id(spec)][(PRODUCT, kind)]
+
+
+def texts(outcome: Json) -> list[tuple[str, str]]:
+    """Every provider-authored text of a run outcome, with its grammar kind."""
+    found = []
+    if "rejected" in outcome["start"]:
+        found.append(("start-rejection", outcome["start"]["rejected"]))
+    if outcome["result"] and "diagnostic" in outcome["result"]:
+        found.append(("run-result", outcome["result"]["diagnostic"]))
+    found += [("dispose-rejection", s["rejected"]) for s in outcome["dispose"] if "rejected" in s]
+    return found
+
+
+def leaks(spec: Spec, outcome: Json) -> list[str]:
+    """What is wrong with the outcome's texts: not a sentence of its root, or carrying a canary."""
+    problems = []
+    for kind, text in texts(outcome):
+        if not grammar(spec, kind).matches(text):
+            problems.append(f"{kind} {text!r} is not a sentence of the Claude Code {kind} grammar")
+        for mark in (CANARY, FAULT):
+            if mark.lower() in text.lower():
+                problems.append(f"{kind} {text!r} carries a planted canary ({mark}...)")
+    return problems
+
+
+def control_answers(spec: Spec, planned: PlannedRun) -> list[str]:
+    """Every control request the fake sent was answered with exactly its permission_facts row's
+    answer when the row fires in the run's mode, and never with a grant otherwise."""
+    rows = {r["trigger"]: r for r in spec.table(AREA, "permission_facts").rows}
+    trigger_of = {subtype: trigger for trigger, subtype in CONTROL_SUBTYPES.items()}
+    sent = {
+        a["out"]["request_id"]: a["out"]["request"]["subtype"]
+        for a in planned.scenario.actions
+        if "out" in a and isinstance(a["out"], dict) and a["out"].get("type") == "control_request"
+    }
+    answers = {}
+    for line in planned.recorded():
+        frame = line.get("stdin")
+        if isinstance(frame, dict) and frame.get("type") == "control_response":
+            response = frame.get("response") or {}
+            answers[response.get("request_id")] = response
+    problems = []
+    for request_id, subtype in sent.items():
+        response = answers.get(request_id)
+        row = rows[trigger_of[subtype]]
+        if response is None:
+            problems.append(f"the {subtype} control request {request_id} was never answered")
+        elif planned.run["mode"] in row["modes"]:
+            if response.get("subtype") != "success" or response.get("response") != row["answer"]:
+                problems.append(f"{subtype} was answered {response!r}; table permission_facts says {row['answer']!r}")
+        elif response.get("subtype") == "success" and response.get("response", {}).get("behavior") == "allow":
+            problems.append(f"{subtype} was granted in mode {planned.run['mode']}: {response!r}")
+    return problems
+
+
+def sent_flags(planned: PlannedRun) -> list[str]:
+    """The arguments the provider appended to the CLI command (the fake records its own argv)."""
+    [first, *_] = planned.recorded()
+    script_args = planned.run["argv"][2:]  # the fake's argv starts at its script path ("python -I" is not in it)
+    argv: list[str] = first["argv"]
+    assert argv[: len(script_args)] == script_args, f"the fake was started with {argv!r}, not {script_args!r}"
+    return argv[len(script_args) :]
+
+
+def flag_value(flags: list[str], name: str) -> str | None:
+    for index, arg in enumerate(flags):
+        if arg == name and index + 1 < len(flags):
+            return flags[index + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def user_text(frame: Json) -> str | None:
+    """The text of a stream-json user message: a string content, or its text blocks joined."""
+    if frame.get("type") != "user" or not isinstance(frame.get("message"), dict):
+        return None
+    content = frame["message"].get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return None
+
+
+def same_directory(a: str, b: str) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
