@@ -12,6 +12,7 @@ import importlib
 import json
 import os
 import sys
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -21,7 +22,7 @@ from typing import Any
 
 import jsonschema
 
-from conformance.exec_adapter import ExecAdapter, ExecStartError, ExecTarget, Limits
+from conformance.exec_adapter import ExecAdapter, ExecFailure, ExecStartError, ExecTarget, Limits
 from conformance.spec import SCHEMA_URN, Spec, schema_validator
 
 
@@ -40,6 +41,10 @@ class AdapterResponseError(AssertionError):
 
 class MissingOperation(AssertionError):
     """The adapter claims an area but lacks an operation that area needs."""
+
+
+class OperationError(AssertionError):
+    """An operation raised: always the adapter's own failure, never an expected outcome (ADP-013)."""
 
 
 @cache
@@ -87,7 +92,14 @@ class Adapter:
         if errors:  # the suite's own inputs must be valid: a failure here is a suite bug
             raise AssertionError(f"the suite built an invalid {name} input: {_describe(errors[0])}")
         func = self.operation(name)
-        answer = func(copy.deepcopy(payload))
+        try:
+            answer = func(copy.deepcopy(payload))
+        except ExecFailure:
+            raise  # it names the operation and what the adapter process did
+        except Exception as exc:  # the adapter's traceback would bury the operation's name: keep its last frame
+            frame = traceback.extract_tb(exc.__traceback__)[-1]
+            where = f"{frame.filename}:{frame.lineno} in {frame.name}"
+            raise OperationError(f"{name} raised {type(exc).__name__}: {exc} (at {where})") from None
         try:
             answer = json.loads(json.dumps(answer))
         except (TypeError, ValueError) as exc:

@@ -90,6 +90,8 @@ def _render_requirement(req: Requirement) -> list[str]:
         out += [f"*Deviation from upstream:* {' '.join(req.deviation.split())}", ""]
     if req.excluded:
         out += [f"*Excluded from testing:* {' '.join(req.excluded.split())}", ""]
+    if req.tested_by == "project":
+        out += ["*Tested by the project's own tests* (`tests/`): it constrains the suite itself, not an adapter.", ""]
     out += ["Sources:", ""] + [f"- {_source(s)}" for s in req.sources] + [""]
     return out
 

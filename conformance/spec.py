@@ -70,6 +70,8 @@ class Requirement:
     tables: tuple[str, ...] = ()
     deviation: str | None = None
     excluded: str | None = None
+    tested_by: str | None = None  # "project": checked by the project's own tests, not the conformance run
+    line: int = 0  # where its entry starts in its area file
 
 
 @dataclass(frozen=True)
@@ -323,7 +325,7 @@ def _load_spec_once(root: Path, validate: bool) -> Spec:
             continue
         if data["area"] != name:
             loader.problem(f"{name}.yaml", ("area",), f"is {data['area']!r}, but the file is {name}.yaml")
-        areas[name] = _build_area(name, f"{name}.yaml", data)
+        areas[name] = _build_area(name, f"{name}.yaml", data, loader.docs[f"{name}.yaml"])
 
     seed_data = loader.load(index["seed_map"], "seeds")
     seeds = tuple(_build_seeds(seed_data)) if seed_data else ()
@@ -337,7 +339,7 @@ def _load_spec_once(root: Path, validate: bool) -> Spec:
     return spec
 
 
-def _build_area(name: str, file: str, data: dict[str, Any]) -> Area:
+def _build_area(name: str, file: str, data: dict[str, Any], located: Located) -> Area:
     vocabularies = {
         vname: Vocabulary(name, vname, v["title"], tuple(v["values"]), v.get("description", ""), v.get("docs", {}))
         for vname, v in data.get("vocabularies", {}).items()
@@ -365,8 +367,10 @@ def _build_area(name: str, file: str, data: dict[str, Any]) -> Area:
             tuple(r.get("tables", ())),
             r.get("deviation"),
             r.get("excluded"),
+            r.get("tested_by"),
+            located.line_of(("requirements", i)),
         )
-        for r in data["requirements"]
+        for i, r in enumerate(data["requirements"])
     )
     return Area(
         name,

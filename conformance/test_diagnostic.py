@@ -1,6 +1,7 @@
 """Tier 2, diagnostic: format_diagnostic and bound_diagnostic against the golden vectors, the
-grammar, the failure-line field table, the 4096-byte bound, and committed snapshots of every
-stage and category each product's stages table allows.
+grammar, the failure-line field table, the 4096-byte bound (and that no result of settle_run or
+a provider carries a longer diagnostic), and committed snapshots of every stage and category
+each product's stages table allows.
 
 Expected values come from the spec: a vector's ``expected``, the grammar of diagnostic.yaml,
 the oracles of conformance/diagnostic.py (built from its tables), and the snapshots in
@@ -14,10 +15,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 
+from conformance import codex
 from conformance.adapter import Adapter
+from conformance.claude_code import planted_scenarios, replace_canaries
+from conformance.codex import instantiate, planted_runs
 from conformance.diagnostic import (
     AGGREGATE_SEPARATOR,
     PERMISSION_SEPARATOR,
@@ -35,6 +40,8 @@ from conformance.diagnostic import (
 )
 from conformance.grammar import roots
 from conformance.report import NOT_APPLICABLE
+from conformance.results import content_blocks
+from conformance.selection import steps_for
 from conformance.spec import Spec, expand_text, load_spec
 
 Claim = Callable[[str, str], None]
@@ -137,6 +144,78 @@ def test_bound_cuts_a_longer_text_on_a_code_point_boundary(adapter: Adapter) -> 
             f"{where}: kept {len(kept.encode())} bytes, but the longest prefix that fits keeps "
             f"{len(_BOUND.expected(text).encode()) - len(_BOUND.marker.encode())}"
         )
+
+    check()
+
+
+@st.composite
+def _long_settlements(draw: st.DrawFn, spec: Spec, bindings: list[str]) -> Json:
+    """Out-of-process settlements whose attempt carries a diagnostic past the bound: a result
+    the provider returned, or a diagnostic collected from a rejection."""
+    binding = draw(st.sampled_from(bindings))
+    steps = draw(steps_for(binding))
+    text = draw(texts_beyond(_BOUND.limit))
+    stop_reason = draw(st.sampled_from(list(spec.vocabulary("results.stop_reason").values)))
+    returned = {"output": draw(content_blocks()), "stopReason": stop_reason, "diagnostic": text}
+    attempt = draw(
+        st.sampled_from([{"outcome": "returned", "result": returned}, {"outcome": "rejected", "diagnostic": text}])
+    )
+    return {
+        "binding": binding,
+        "shape": "one-shot",
+        "driver": "out-of-process",
+        "steps": steps,
+        "boundary": draw(st.integers(0, len(steps))),
+        "cancelled": draw(st.integers(0, 4)) == 0,
+        "attempt": attempt,
+    }
+
+
+@st.composite
+def _long_codex_runs(draw: st.DrawFn, spec: Spec) -> Json:
+    """A Codex run with a text past the bound at every placeholder of a canary site."""
+    template, count = draw(planted_runs(spec, draw(st.sampled_from(sorted(codex.PLANTERS)))))
+    run: Json = instantiate(template, [draw(texts_beyond(_BOUND.limit)) for _ in range(count)])
+    return run
+
+
+@st.composite
+def _long_claude_runs(draw: st.DrawFn, spec: Spec) -> Json:
+    """A Claude Code run with a text past the bound wherever a canary was planted."""
+    scenario, _, _ = draw(planted_scenarios(spec))
+    run: Json = replace_canaries(scenario, draw(texts_beyond(_BOUND.limit)))
+    return run
+
+
+@requirement("DIA-021")
+@pytest.mark.parametrize("op", ["settle_run", "claude_code_outcome", "codex_outcome"])
+def test_no_result_carries_a_diagnostic_past_the_bound(adapter: Adapter, claim: Claim, spec: Spec, op: str) -> None:
+    """Whatever path produced it (a result the provider returned, a diagnostic collected from a
+    rejection, a provider's own failure after observing texts past the bound at every canary
+    site), the diagnostic of a result fits the bound."""
+    if op == "settle_run":
+        bindings = [str(b) for b in spec.vocabulary("selection.binding").values if adapter.claims("bindings", str(b))]
+        if not bindings:
+            pytest.skip(f"{NOT_APPLICABLE}{adapter.impl} claims no selection binding (settle_run belongs to harnesses)")
+        requests = _long_settlements(spec, bindings)
+    elif op == "codex_outcome":
+        claim("providers", "codex")
+        requests = _long_codex_runs(spec)
+    else:
+        claim("providers", "claude-code")
+        requests = _long_claude_runs(spec)
+
+    @settings(max_examples=max(10, settings().max_examples // 4))
+    @given(request=requests)
+    def check(request: Json) -> None:
+        answer = adapter.call(op, request)
+        result = answer["result"] if op == "settle_run" else answer
+        if "diagnostic" in result:
+            size = len(result["diagnostic"].encode("utf-8"))
+            assert size <= _BOUND.limit, (
+                f"{op} returned a result whose diagnostic has {size} bytes, more than the bound of {_BOUND.limit}; "
+                f"it ends {result['diagnostic'][-60:]!r}"
+            )
 
     check()
 
