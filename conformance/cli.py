@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from conformance.spec import Spec, SpecError, load_spec
 
@@ -53,28 +54,37 @@ def _docs(args: argparse.Namespace) -> int:
 
 
 def _coverage(args: argparse.Namespace) -> int:
-    from conformance.coverage import requirement_tests
+    """Every requirement with the tests that name it; fails when one that needs a test has none,
+    by the rule of the collection gate (conformance/coverage.py)."""
+    from conformance.coverage import PROJECT, collect_whole_suite, describe, untested
 
     spec = _load(args)
     if spec is None:
         return 1
-    tests = requirement_tests()
-    untested = 0
+    try:
+        gate = collect_whole_suite()
+    except RuntimeError as exc:
+        print(exc, file=sys.stderr)
+        return 1
     for req in spec.requirements():
-        names = tests.get(req.id, [])
+        names = sorted(set(gate.tests.get(req.id, [])))
         if req.excluded:
             print(f"{req.id}  excluded: {' '.join(req.excluded.split())[:100]}")
-        elif not names:
-            untested += 1
-            print(f"{req.id}  NO TEST")
-        else:
+        elif names:
             print(f"{req.id}  {len(names)} test(s)")
             for name in names[: args.most]:
                 print(f"    {name}")
             if len(names) > args.most:
                 print(f"    … and {len(names) - args.most} more")
-    print(f"{untested} requirement(s) without a test")
-    return 0
+        elif req.tested_by == PROJECT and not gate.scope.project:
+            print(f"{req.id}  tested by the project's own tests (tests/ of a checkout; not in this installation)")
+        else:
+            print(f"{req.id}  NO TEST")
+    if gate.unknown:
+        print("requirement markers name IDs the spec does not define:\n  " + "\n  ".join(gate.unknown))
+    missing = untested(spec, gate.tests, gate.scope)
+    print(f"{len(missing)} requirement(s) without a test" + (":\n" + describe(spec, missing) if missing else ""))
+    return 1 if missing or gate.unknown else 0
 
 
 def _selftest(args: argparse.Namespace) -> int:
@@ -96,6 +106,86 @@ def _selftest(args: argparse.Namespace) -> int:
             failures += 1
             print(verdict.output, file=sys.stderr)
     return 1 if failures else 0
+
+
+def _products_install(args: argparse.Namespace) -> int:
+    """Install the locked (or given) product versions into the cache, both at once; a no-op when present."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from conformance.products import ProductError, install, locked, resolve_version
+
+    spec = _load(args)
+    if spec is None:
+        return 2
+    if args.version and not args.product:
+        print("subagent-conformance products install: --version needs --product", file=sys.stderr)
+        return 2
+    names = [args.product] if args.product else ["codex", "claude-code"]
+
+    def one(name: str) -> str:
+        package, version = locked(spec, name)
+        version = resolve_version(package, args.version) if args.version else version
+        done, ran = install(name, package, version, args.cache_dir, log=print)
+        state = "installed" if ran else "already installed"
+        return f"{name}: {package}@{version} {state}: {done.binary} ({done.product_version})"
+
+    failed = 0
+    with ThreadPoolExecutor(len(names)) as pool:
+        for future in [pool.submit(one, name) for name in names]:
+            try:
+                print(future.result())
+            except ProductError as exc:
+                failed += 1
+                print(f"subagent-conformance products install: {exc}", file=sys.stderr)
+    return 2 if failed else 0
+
+
+def _products_record(args: argparse.Namespace) -> int:
+    """Re-record the wire transcripts of the real-products cases with the locked versions."""
+    import tempfile
+
+    from conformance.products import ProductError, install, locked
+    from conformance.recordings import RecordingError, load_cases, record_case, recordings_dir, write_recording
+
+    spec = _load(args)
+    if spec is None:
+        return 2
+    try:
+        cases = [c for c in load_cases(spec) if args.product in (None, c.product) and args.case in (None, c.name)]
+        if not cases:
+            print("no case matches --product/--case", file=sys.stderr)
+            return 2
+        for name in sorted({c.product for c in cases}):
+            done, _ = install(name, *locked(spec, name), args.cache_dir, log=print)
+            for case in (c for c in cases if c.product == name):
+                with tempfile.TemporaryDirectory(prefix=f"record-{case.id}-") as folder:
+                    recording = record_case(spec, case, done, Path(folder))
+                print(f"wrote {write_recording(recording, args.output or recordings_dir())}")
+    except (ProductError, RecordingError, SpecError) as exc:
+        print(f"subagent-conformance products record: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _upgrade_check(args: argparse.Namespace) -> int:
+    """Exit 0 when the version's official unions equal the spec's, 1 when they differ, 2 on errors."""
+    import json
+
+    from conformance.products import ProductError
+    from conformance.upgrade import UnionError, render, upgrade_check
+
+    spec = _load(args)
+    if spec is None:
+        return 2
+    try:
+        report = upgrade_check(
+            spec, args.product, args.version, args.cache_dir, log=lambda m: print(m, file=sys.stderr)
+        )
+    except (ProductError, UnionError) as exc:
+        print(f"subagent-conformance upgrade-check: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(report, indent=2) if args.json else render(report))
+    return 0 if report["equal"] else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -125,7 +215,51 @@ def build_parser() -> argparse.ArgumentParser:
     )
     selftest.add_argument("--jobs", type=int, default=None, help="runs at once (default: one per CPU)")
     selftest.set_defaults(run=_selftest)
+    _add_product_commands(commands)
     return parser
+
+
+def _add_product_commands(commands: Any) -> None:
+    """products install|record and upgrade-check (the real-products tier and the upgrade gate)."""
+    cache = {
+        "type": Path,
+        "default": None,
+        "metavar": "DIR",
+        "help": "the products cache (default: $SUBAGENT_CONFORMANCE_PRODUCTS, or under ~/.cache/subagent-conformance)",
+    }
+    which = {"choices": ["codex", "claude-code"], "default": None}
+    products = commands.add_parser(
+        "products", help="install the real products from npm, or re-record their transcripts"
+    )
+    actions = products.add_subparsers(dest="action", required=True, metavar="ACTION")
+    install = actions.add_parser("install", help="npm-install the locked product versions into the cache (idempotent)")
+    install.add_argument("--product", **which, help="only this product (default: both)")
+    install.add_argument("--version", default=None, help="this version (or dist-tag) instead of the spec's locked one")
+    install.add_argument("--cache-dir", **cache)
+    install.set_defaults(run=_products_install)
+    record = actions.add_parser("record", help="run every real-products case and rewrite fixtures/recordings/")
+    record.add_argument("--product", **which, help="only this product's cases")
+    record.add_argument("--case", default=None, help="only the case of this name")
+    record.add_argument(
+        "--output", type=Path, default=None, help="where to write (default: the shipped fixtures/recordings)"
+    )
+    record.add_argument("--cache-dir", **cache)
+    record.set_defaults(run=_products_record)
+    gate = commands.add_parser(
+        "upgrade-check",
+        help="compare a product version's official unions with the spec's locked ones (exit 1 if they differ)",
+    )
+    gate.add_argument("--product", choices=["codex", "claude-code"], required=True)
+    gate.add_argument(
+        "--version", required=True, help="the version to check (exact, or an npm dist-tag such as latest)"
+    )
+    gate.add_argument(
+        "--json",
+        action="store_true",
+        help="print the report as JSON (spec/schema/real-products.json#/$defs/upgrade_check)",
+    )
+    gate.add_argument("--cache-dir", **cache)
+    gate.set_defaults(run=_upgrade_check)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

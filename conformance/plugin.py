@@ -14,6 +14,7 @@ from hypothesis import settings
 import conformance
 from conformance import expected_failures as expected
 from conformance.adapter import Adapter, AdapterUsageError, load_adapter
+from conformance.coverage import GATE_KEY, RequirementGate
 from conformance.expected_failures import load_entries
 from conformance.profiles import register_profiles
 from conformance.report import NOT_APPLICABLE, REQUIREMENTS_PROPERTY, Recorder, markdown_summary, write_json
@@ -23,6 +24,8 @@ register_profiles()
 settings.load_profile(os.environ.get("SUBAGENT_CONFORMANCE_PROFILE", "ci" if os.environ.get("CI") else "default"))
 
 REQUIREMENT_MARKER = "requirement"
+REAL_PRODUCTS_MARKER = "real_products"
+REAL_PRODUCTS_NOT_REQUESTED = "real products tier not requested: pass --real-products"
 _session_key = pytest.StashKey["ConformanceSession"]()
 
 
@@ -62,6 +65,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="PATH",
         help="write a JSON report: every requirement's status and every test's outcome",
+    )
+    group.addoption(
+        "--real-products",
+        action="store_true",
+        default=False,
+        help="also run the real-products tier: the installed Codex app-server and Claude Code CLI against fake "
+        "model services on 127.0.0.1 (install them first: subagent-conformance products install)",
     )
     group.addoption(
         "--conformance-summary",
@@ -114,6 +124,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{REQUIREMENT_MARKER}(*ids): the spec requirement IDs a conformance test checks (e.g. SEL-001)"
     )
+    config.addinivalue_line("markers", f"{REAL_PRODUCTS_MARKER}: needs the real products (runs with --real-products)")
     try:
         spec = load_spec()
         adapter = load_adapter(config.getoption("impl"), spec, config.getoption("exec_timeout"))
@@ -122,6 +133,9 @@ def pytest_configure(config: pytest.Config) -> None:
     session = ConformanceSession(config, spec, adapter)
     config.stash[_session_key] = session
     config.pluginmanager.register(session, "subagent-conformance-session")
+    gate = RequirementGate(spec, _ids)  # unknown IDs, and requirements no test names
+    config.stash[GATE_KEY] = gate
+    config.pluginmanager.register(gate, "subagent-conformance-requirement-gate")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -143,18 +157,12 @@ def _ids(item: pytest.Item) -> list[str]:
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Attach each test's requirement IDs to its reports; an unknown ID is a broken test."""
+    """Attach each test's requirement IDs to its reports (the requirement gate checks the IDs)."""
     known = {req.id for req in config.stash[_session_key].spec.requirements()}
-    unknown = set()
     for item in items:
         ids = _ids(item)
-        unknown |= {f"{item.nodeid}: {rid}" for rid in ids if rid not in known}
         if ids:
             item.user_properties.append((REQUIREMENTS_PROPERTY, " ".join(ids)))
-    if unknown:
-        raise pytest.UsageError(
-            "requirement markers name IDs the spec does not define:\n  " + "\n  ".join(sorted(unknown))
-        )
     if path := config.getoption("expected_failures"):
         entries = load_entries(Path(path), config.stash[_session_key].spec.root)
         expected.apply(entries, items, known, {item.nodeid: _ids(item) for item in items}, path)
@@ -166,6 +174,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         keep = [item for item in items if wanted & set(_ids(item))]
         config.hook.pytest_deselected(items=[item for item in items if item not in keep])
         items[:] = keep
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """The real-products tier is opt-in: without --real-products its tests are reported as skipped."""
+    if item.get_closest_marker(REAL_PRODUCTS_MARKER) and not item.config.getoption("real_products"):
+        pytest.skip(REAL_PRODUCTS_NOT_REQUESTED)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,163 @@
+"""Tier 4, the real products (opt-in: --real-products): the Codex app-server and the Claude Code
+CLI of the locked versions, installed by ``subagent-conformance products install``, driven
+through the adapter's process operations (run_codex, run_claude_code) against fake model
+services on 127.0.0.1 that fail on cue (fixtures/recordings/cases.yaml).
+
+The products run with retries off and no traffic off loopback (conformance.products.offline);
+each outcome is checked against the result the spec's format rules render from the case's
+failure facts. Without --real-products every test here is reported as skipped, never passed;
+with it and the products missing, every test errors naming the install command (the tier never
+downloads 600 MB on its own).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.adapter import Adapter
+from conformance.processes import call_runs
+from conformance.products import PRODUCTS, Installed, OfflineRun, cache_root, installed, locked
+from conformance.recordings import Case, expected_result, load_cases, prepare, record_case, replay, server_for
+from conformance.spec import Spec, load_spec
+from conformance.upgrade import compare, official_unions
+
+Claim = Callable[[str, str], None]
+Json = Any
+requirement = pytest.mark.requirement
+pytestmark = pytest.mark.real_products
+
+_SPEC = load_spec()
+CASES = load_cases(_SPEC)
+DEADLINE = 60.0  # a real run takes well under a second; this only bounds a hung adapter
+
+
+@pytest.fixture(scope="session")
+def real_products(spec: Spec) -> dict[str, Installed]:
+    """The locked versions from the cache; a clear error when they are not installed."""
+    found: dict[str, Installed] = {}
+    missing = []
+    for name in PRODUCTS:
+        package, version = locked(spec, name)
+        got = installed(name, package, version)
+        if got is None:
+            missing.append(f"{package}@{version}")
+        else:
+            found[name] = got
+    if missing:
+        pytest.fail(
+            f"--real-products: {', '.join(missing)} not installed in {cache_root()}; "
+            "run `subagent-conformance products install` first",
+            pytrace=False,
+        )
+    return found
+
+
+def _operation(product: str) -> str:
+    return f"run_{product.replace('-', '_')}"
+
+
+def _request(case: Case, run: OfflineRun) -> Json:
+    return {
+        "argv": run.argv,
+        "task": [{"type": "text", "text": case.task}],
+        "cwd": str(run.cwd),
+        "env": run.env,
+        "mode": case.mode,
+        "cancel": None,
+        "dispose_after_ms": None,
+    }
+
+
+def _run(
+    case: Case, adapter: Adapter, product: Installed, folder: Path, wrap: list[str] | None = None
+) -> tuple[Json, int]:
+    """One real run of ``case`` through the adapter: its outcome and how many model calls it made."""
+    with server_for(case, folder) as server:
+        run = prepare(case, product, server, folder)
+        if wrap:
+            run = OfflineRun([*wrap, *run.argv], run.env, run.cwd)
+        [outcome] = call_runs(adapter, _operation(case.product), [_request(case, run)], DEADLINE)
+        return outcome, len(server.model_calls())
+
+
+def _check(spec: Spec, case: Case, outcome: Json) -> None:
+    expected = {
+        "start": {"published": True},
+        "result": expected_result(spec, case),
+        "dispose": [{"resolved": True}] * 2,
+    }
+    assert outcome == expected, (
+        f"the real {case.product} in case {case.id} ({case.where}: {case.description}) gave\n  "
+        f"{json.dumps(outcome, ensure_ascii=False)}\nthe spec says\n  {json.dumps(expected, ensure_ascii=False)}"
+    )
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=requirement(*c.covers)) for c in CASES])
+def test_real_product_case(
+    case: Case, spec: Spec, adapter: Adapter, claim: Claim, real_products: dict[str, Installed], tmp_path: Path
+) -> None:
+    claim("process_drivers", case.product)
+    outcome, calls = _run(case, adapter, real_products[case.product], tmp_path)
+    _check(spec, case, outcome)
+    assert calls == 1, f"{case.id}: {calls} model calls; with retries off the product makes exactly one"
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=requirement(*c.covers)) for c in CASES])
+def test_fresh_recording_replays(
+    case: Case, spec: Spec, adapter: Adapter, claim: Claim, real_products: dict[str, Installed], tmp_path: Path
+) -> None:
+    """A transcript recorded now, as `products record` would, replays like the committed one: the
+    product still shows what the case claims, and the pure operation reads it as the spec says."""
+    claim("providers", case.product)
+    replay(spec, case, record_case(spec, case, real_products[case.product], tmp_path), adapter.call)
+
+
+# strace lines such as: 1234 connect(7, {sa_family=AF_INET, sin_port=htons(443), sin_addr=inet_addr("1.2.3.4")}, 16) = 0
+_CONNECT = re.compile(
+    r"connect\(\d+, \{sa_family=(AF_INET6?),.*?htons\((\d+)\)"
+    r'.*?(?:inet_addr\("([^"]+)"\)|inet_pton\(AF_INET6, "([^"]+)")'
+)
+_LOOPBACK = ("127.0.0.1", "::1", "::ffff:127.0.0.1")
+
+
+@pytest.mark.parametrize("product", list(PRODUCTS))
+def test_no_traffic_beyond_loopback(
+    product: str, spec: Spec, adapter: Adapter, claim: Claim, real_products: dict[str, Installed], tmp_path: Path
+) -> None:
+    """Under strace, one complete run of each product connects to nothing but 127.0.0.1 (DNS
+    included: a lookup of any name is a connection to port 53)."""
+    claim("process_drivers", product)
+    strace = shutil.which("strace")
+    if strace is None:
+        pytest.skip("strace is not installed: the absence of off-loopback traffic cannot be observed here")
+    case = next(c for c in CASES if c.product == product and "failure" not in c.expect)  # a complete run
+    log = tmp_path / "strace.log"
+    trace = [strace, "-f", "-qq", "-e", "trace=connect", "-o", str(log)]
+    outcome, _ = _run(case, adapter, real_products[product], tmp_path, trace)
+    _check(spec, case, outcome)
+    text = log.read_text(encoding="utf-8", errors="replace")
+    assert "connect(" in text, f"strace saw no connect() at all: the run was not traced\n{text[:2000]}"
+    foreign = [
+        line
+        for line in text.splitlines()
+        if (m := _CONNECT.search(line)) and ((m.group(3) or m.group(4)) not in _LOOPBACK or m.group(2) == "53")
+    ]
+    assert foreign == [], f"the real {product} connected beyond 127.0.0.1:\n" + "\n".join(foreign)
+
+
+LOCKED_UNION = {"codex": "CDX-001", "claude-code": "CC-001"}  # the requirements that state the locked unions
+
+
+@pytest.mark.parametrize("product", [pytest.param(p, marks=requirement(r)) for p, r in LOCKED_UNION.items()])
+def test_locked_version_declares_the_spec_unions(product: str, spec: Spec, real_products: dict[str, Installed]) -> None:
+    """The official unions of the locked version, read as the upgrade gate reads them, are the spec's."""
+    unions = [compare(spec, union) for union in official_unions(real_products[product])]
+    differences = [u for u in unions if u["added"] or u["removed"]]
+    assert unions and differences == [], f"the locked {product} declares other unions than the spec maps: {differences}"
