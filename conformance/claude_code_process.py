@@ -1,41 +1,25 @@
-"""The process tier of the Claude Code provider: scenario runs, their expected texts, and the
-checks of what a fake CLI recorded.
+"""The Claude Code layer of the process tier: the scenarios it generates, the outcomes it expects,
+and the checks of what the provider sent the CLI.
 
 Expected texts are rendered, never written: a failure's facts through the diagnostic grammar
 (diagnostic.yaml ``grammar``, via :func:`conformance.claude_code.render`), plain start()
 rejections from rows of claude-code.yaml ``startup_rejections``, permission lines from rows
 of ``permission_facts``, and the scenarios of every SDK result subtype from vocabulary
-``result_subtype`` with the pure tier's oracle. Every run plants canaries in its working
-directory, its environment and its task; every text it yields must be a sentence of its
-grammar root and carry none of them.
+``result_subtype`` with the pure tier's oracle. Planning runs, planting canaries and the checks
+both products share are conformance/process_tier.py.
 """
 
 from __future__ import annotations
 
-import os
-import uuid
-from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from conformance.claude_code import expected_outcome, render, root_symbol
 from conformance.diagnostic import AGGREGATE_SEPARATOR
-from conformance.grammar import Matcher, roots
-from conformance.scenarios import Scenario, build_run, load_scenarios, read_record, scenario_file
+from conformance.scenarios import CANARY, PlannedRun, Scenario
 from conformance.spec import Spec
 
 Json = dict[str, Any]
-PRODUCT = "Claude Code"
 AREA = "claude-code"
-OPERATION = "run_claude_code"
-DEADLINE = 20.0
-# Every canary the suite plants contains this; no sentence of the grammar does.
-CANARY = "SECRET_"
-FAULT = "FAULT-"  # the message of an injected teardown fault
-ENV_CANARIES = ("CANARY_VALUE", "ANTHROPIC_API_KEY")
-LABEL = "RUN_LABEL"  # names the scenario in each run's environment
-# The isolation batch waits this long before acting, so that the fakes of one call provably overlap.
-OVERLAP_MS = 500
 
 # The Agent SDK's side of the stream-json control protocol (@anthropic-ai/claude-agent-sdk
 # 0.3.220 sdk.mjs, sdk.d.ts SDKControl*Request): the control request subtype each
@@ -48,7 +32,7 @@ MODE_FLAG = "--permission-mode"
 # --------------------------------------------------------------------------- scenarios
 
 
-def subtype_scenarios(spec: Spec) -> list[Scenario]:
+def generated_scenarios(spec: Spec) -> list[Scenario]:
     """One scenario per SDK result subtype of the locked union: the fake CLI sends a result of
     that subtype over the wire; the expectation is the pure tier's oracle on the same message."""
     made = []
@@ -78,64 +62,6 @@ def subtype_scenarios(spec: Spec) -> list[Scenario]:
             )
         )
     return made
-
-
-_SCENARIOS: dict[int, list[Scenario]] = {}
-
-
-def scenarios(spec: Spec) -> list[Scenario]:
-    """The scenario file's scenarios and the generated ones, once per spec."""
-    if id(spec) not in _SCENARIOS:
-        _SCENARIOS[id(spec)] = [*load_scenarios(spec, scenario_file(AREA)), *subtype_scenarios(spec)]
-    return _SCENARIOS[id(spec)]
-
-
-def batches(spec: Spec) -> dict[str, list[Scenario]]:
-    found: dict[str, list[Scenario]] = {}
-    for scenario in scenarios(spec):
-        if scenario.batch:
-            found.setdefault(scenario.batch, []).append(scenario)
-    return found
-
-
-def overlapping(scenario: Scenario) -> Scenario:
-    """The scenario with a pause first, so that its fake lives until every fake of the call started."""
-    return replace(scenario, actions=[{"sleep_ms": OVERLAP_MS}, *scenario.actions])
-
-
-# --------------------------------------------------------------------------- runs
-
-
-@dataclass
-class PlannedRun:
-    """One run of a call: the scenario, the RUN sent, and where its fake records."""
-
-    scenario: Scenario
-    run: Json
-    record: Path
-
-    def recorded(self) -> list[Json]:
-        return read_record(self.record)
-
-
-def plan(scenario: Scenario, folder: Path) -> list[PlannedRun]:
-    """The runs of ``scenario`` (``run.concurrent`` copies), with canaries in every folder
-    name (so in the working directory and the CLI path), the environment and the task."""
-    planned = []
-    for copy in range(scenario.run.get("concurrent", 1)):
-        mark = uuid.uuid4().hex[:8]
-        run, record = build_run(scenario, folder / f"{CANARY}cwd_{mark}" / f"{scenario.name}-{copy}")
-        run["env"].update(
-            {
-                LABEL: f"{scenario.name}-{copy}",
-                "CANARY_VALUE": f"{CANARY}env_{mark}",
-                "ANTHROPIC_API_KEY": f"sk-ant-{CANARY}credential_{mark}",
-            }
-        )
-        if "task" not in scenario.run:
-            run["task"] = [{"type": "text", "text": f"{CANARY}task_{mark} Summarise the repository."}]
-        planned.append(PlannedRun(scenario, run, record))
-    return planned
 
 
 # --------------------------------------------------------------------------- expected texts
@@ -205,17 +131,6 @@ def expected_start(spec: Spec, scenario: Scenario) -> str | None:
     return text
 
 
-def refused_before_spawn(spec: Spec, scenario: Scenario) -> bool:
-    """Whether start() must reject before starting any CLI: a startup_rejections row checked
-    before the last order, the startup failures (working directory, task, cancellation; CC-030)."""
-    start = scenario.expect["start"]
-    if start == "published":
-        return False
-    rows = spec.table(AREA, "startup_rejections").rows
-    index = start["rejected"].get("plain", start["rejected"].get("row"))
-    return bool(rows[index]["order"] < max(r["order"] for r in rows))
-
-
 def expected_result(spec: Spec, scenario: Scenario, mode: str) -> Json | None:
     """The SubagentResult the run must settle with (None when start() must reject)."""
     if "oracle" in scenario.expect:
@@ -250,52 +165,25 @@ def expected_dispose(spec: Spec, scenario: Scenario) -> list[Json]:
     return settlements
 
 
-def expected(spec: Spec, scenario: Scenario, run: Json) -> Json:
-    """The whole run outcome (operations.json run_outcome) the scenario must give."""
+def complete_row(spec: Spec, table: str, row: Json, expect: Json) -> None:
+    """No Claude Code scenario is a table template: nothing to complete."""
+
+
+def allowed_outcomes(spec: Spec, scenario: Scenario, run: Json) -> dict[str, list[Any]]:
+    """The run outcome (operations.json run_outcome) the scenario must give: one per part."""
     start = expected_start(spec, scenario)
     started: Json = {"published": True} if start is None else {"rejected": start}
     return {
-        "start": started,
-        "result": expected_result(spec, scenario, run["mode"]),
-        "dispose": expected_dispose(spec, scenario),
+        "start": [started],
+        "result": [expected_result(spec, scenario, run["mode"])],
+        "dispose": [expected_dispose(spec, scenario)],
     }
 
 
-# --------------------------------------------------------------------------- checks of every outcome
-
-_ROOTS: dict[int, dict[tuple[str, str], Matcher]] = {}
+# --------------------------------------------------------------------------- what the provider sent
 
 
-def grammar(spec: Spec, kind: str) -> Matcher:
-    if id(spec) not in _ROOTS:
-        _ROOTS[id(spec)] = roots(spec)
-    return _ROOTS[id(spec)][(PRODUCT, kind)]
-
-
-def texts(outcome: Json) -> list[tuple[str, str]]:
-    """Every provider-authored text of a run outcome, with its grammar kind."""
-    found = []
-    if "rejected" in outcome["start"]:
-        found.append(("start-rejection", outcome["start"]["rejected"]))
-    if outcome["result"] and "diagnostic" in outcome["result"]:
-        found.append(("run-result", outcome["result"]["diagnostic"]))
-    found += [("dispose-rejection", s["rejected"]) for s in outcome["dispose"] if "rejected" in s]
-    return found
-
-
-def leaks(spec: Spec, outcome: Json) -> list[str]:
-    """What is wrong with the outcome's texts: not a sentence of its root, or carrying a canary."""
-    problems = []
-    for kind, text in texts(outcome):
-        if not grammar(spec, kind).matches(text):
-            problems.append(f"{kind} {text!r} is not a sentence of the Claude Code {kind} grammar")
-        for mark in (CANARY, FAULT):
-            if mark.lower() in text.lower():
-                problems.append(f"{kind} {text!r} carries a planted canary ({mark}...)")
-    return problems
-
-
-def control_answers(spec: Spec, planned: PlannedRun) -> list[str]:
+def protocol_problems(spec: Spec, planned: PlannedRun, record: list[Json]) -> list[str]:
     """Every control request the fake sent was answered with exactly its permission_facts row's
     answer when the row fires in the run's mode, and never with a grant otherwise."""
     rows = {r["trigger"]: r for r in spec.table(AREA, "permission_facts").rows}
@@ -306,7 +194,7 @@ def control_answers(spec: Spec, planned: PlannedRun) -> list[str]:
         if "out" in a and isinstance(a["out"], dict) and a["out"].get("type") == "control_request"
     }
     answers = {}
-    for line in planned.recorded():
+    for line in record:
         frame = line.get("stdin")
         if isinstance(frame, dict) and frame.get("type") == "control_response":
             response = frame.get("response") or {}
@@ -326,12 +214,11 @@ def control_answers(spec: Spec, planned: PlannedRun) -> list[str]:
 
 
 def sent_flags(planned: PlannedRun) -> list[str]:
-    """The arguments the provider appended to the CLI command (the fake records its own argv)."""
+    """The arguments the provider appended to the CLI command (the fake records its own argv;
+    process_tier.launch_problems checks that it starts with the RUN's)."""
     [first, *_] = planned.recorded()
-    script_args = planned.run["argv"][2:]  # the fake's argv starts at its script path ("python -I" is not in it)
     argv: list[str] = first["argv"]
-    assert argv[: len(script_args)] == script_args, f"the fake was started with {argv!r}, not {script_args!r}"
-    return argv[len(script_args) :]
+    return argv[len(planned.run["argv"]) - 2 :]  # "python -I" is not in the fake's own argv
 
 
 def flag_value(flags: list[str], name: str) -> str | None:
@@ -353,7 +240,3 @@ def user_text(frame: Json) -> str | None:
     if isinstance(content, list):
         return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
     return None
-
-
-def same_directory(a: str, b: str) -> bool:
-    return os.path.realpath(a) == os.path.realpath(b)

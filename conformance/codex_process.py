@@ -1,53 +1,30 @@
-"""The Codex process tier: scenarios turned into runs of the fake app-server, and the oracle
-that says what run_codex must answer and what the provider must have written.
+"""The Codex layer of the process tier: the outcomes run_codex must answer and what the provider
+must have written to the fake app-server.
 
 Expected values come from the spec: texts are rendered from a scenario's failure facts with the
 Codex oracle (conformance/codex.py: failure_line_fields, permission_facts rows), plain start()
 texts are rows of table startup_rejections, prefixes rows of diagnostic.products, the frames the
 provider writes rows of client_frames and mode_fields, replies rows of server_request_replies.
-What the provider sent is read from the fake's record (conformance/scenarios.py).
+Planning runs, planting canaries, expanding the ``for_each_row`` templates and the checks both
+products share are conformance/process_tier.py.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 from conformance.codex import CodexOracle, js_uint16
 from conformance.diagnostic import AGGREGATE_SEPARATOR
-from conformance.grammar import roots
-from conformance.processes import RUN_TOKEN_VARIABLE
-from conformance.scenarios import Scenario, build_run, load_scenarios, read_record, scenario_file
+from conformance.scenarios import PlannedRun, Scenario, substitute
 from conformance.spec import Spec
 
 Json = Any
 
 PRODUCT = "codex"
-# A copy of a concurrent scenario finds its own identity in this variable ("$env.CODEX_FAKE_COPY").
-COPY_VARIABLE = "CODEX_FAKE_COPY"
 # The mode the examples of table client_frames are written for (its description says so).
 EXAMPLE_MODE = "never"
-# The interpreter the fakes run on adds this when the environment names no locale (PEP 538).
-COERCED_LOCALE = "LC_CTYPE"
-
-
-def substitute(value: Json, bound: dict[str, Json]) -> Json:
-    """Every whole string "$NAME.key" replaced by that field of ``bound[NAME]`` (the fake's own syntax)."""
-    if isinstance(value, dict):
-        return {k: substitute(v, bound) for k, v in value.items()}
-    if isinstance(value, list):
-        return [substitute(v, bound) for v in value]
-    if isinstance(value, str) and value.startswith("$"):
-        name, _, key = value[1:].partition(".")
-        if name in bound:
-            if key not in bound[name]:
-                raise KeyError(f"{value!r}: {name} has no {key!r}")
-            return bound[name][key]
-    return value
 
 
 class ProcessOracle:
@@ -59,72 +36,26 @@ class ProcessOracle:
         [product] = [r for r in spec.table("diagnostic", "products").rows if r["area"] == PRODUCT]
         self.prefix: str = product["error_prefix"]
         self.startup_rows = list(spec.table(PRODUCT, "startup_rejections").rows)
-        self.plain_errors = {str(v) for v in spec.vocabulary(f"{PRODUCT}.plain_error").values}
         self.frames = {row["method"]: row for row in spec.table(PRODUCT, "client_frames").rows}
         self.mode_fields = {row["mode"]: row["fields"] for row in spec.table(PRODUCT, "mode_fields").rows}
         self.modes = [str(m) for m in spec.vocabulary(f"{PRODUCT}.permission_mode").values]
         self.replies = list(spec.table(PRODUCT, "server_request_replies").rows)
         self.server_requests = {str(m) for m in spec.vocabulary(f"{PRODUCT}.server_request").values}
         self.terminals = list(spec.table(PRODUCT, "terminal_handling").rows)
-        self.grammar = roots(spec)
         example = self.frames["turn/interrupt"]["example"]["params"]
         self.thread_id: str = example["threadId"]  # the ids of the tables, which the fake's steps use
         self.turn_id: str = example["turnId"]
 
-    # ---- scenarios
-
-    def scenarios(self) -> list[Scenario]:
-        """The scenarios of fixtures/scenarios/codex.yaml, a table template expanded once per row."""
-        expanded: list[Scenario] = []
-        for scenario in load_scenarios(self.spec, scenario_file(PRODUCT)):
-            table = scenario.for_each_row
-            expanded.extend(self.expand(scenario, table) if table else [scenario])
-        return expanded
-
-    def expand(self, scenario: Scenario, table: str) -> list[Scenario]:
-        out = []
-        for row in self.spec.table(PRODUCT, table).rows:
-            key = str(next(iter(row.values())))
-            expect = substitute(scenario.expect, {"row": row})
-            if table == "variants":
-                self.complete_variant(expect["result"], row)
-            out.append(
-                dataclasses.replace(
-                    scenario,
-                    name=f"{scenario.name}-{key}",
-                    actions=substitute(scenario.actions, {"row": row}),
-                    expect=expect,
-                )
-            )
-        return out
-
-    def complete_variant(self, result: Json, row: Json) -> None:
-        """The facts a failed terminal with this row's wire form adds: the kept HTTP status (CDX-004,
-        read as http_status_forms says) and the permission fact terminal_handling records."""
-        if row["keeps_http_status"]:
-            [detail] = row["wire"].values()
-            status = js_uint16(detail.get("httpStatusCode"))
-            if status is not None:
-                result["failure"]["httpStatus"] = status
-        if any(t["permission_fact"] and t.get("category") == row["variant"] for t in self.terminals):
-            result["permission"] = {"trigger": row["variant"]}
-
-    # ---- runs
-
-    def runs(self, scenario: Scenario, folder: Path) -> list[tuple[Json, Path]]:
-        """The RUNs of one call, with the record of each: copies of a concurrent scenario differ in
-        their identity variable and cycle through the permission modes."""
-        copies = int(scenario.run.get("concurrent", 1))
-        built = []
-        for index in range(copies):
-            run, record = build_run(scenario, folder / f"copy-{index}")
-            if copies > 1:
-                run["env"][COPY_VARIABLE] = f"copy-{index}"
-                run["mode"] = self.modes[index % len(self.modes)]
-            built.append((run, record))
-        return built
-
     # ---- expected outcomes
+
+    def allowed(self, scenario: Scenario, run: Json) -> dict[str, list[Json]]:
+        """Every outcome part the spec allows for this run ($env in the expectation is the run's)."""
+        expect = substitute(scenario.expect, {"env": run["env"]})
+        return {
+            "start": self.start(expect["start"]),
+            "result": self.result(expect.get("result"), run["mode"]),
+            "dispose": self.dispose(expect.get("dispose")),
+        }
 
     def failure_line(self, failure: Json, *, with_outcome: bool = True) -> str:
         return self.codex.failure_line(
@@ -268,59 +199,44 @@ class ProcessOracle:
                 )
         return problems
 
-    def process_problems(self, run: Json, record: list[Json]) -> list[str]:
-        """The app-server was started with exactly the run's argv, working directory and environment (CDX-052)."""
-        if not record:
-            return ["the fake never started"]
-        first = record[0]
-        problems = []
-        if first["argv"] != run["argv"][2:]:  # the interpreter and -I are not in sys.argv
-            problems.append(f"the app-server got the arguments {first['argv']}, not {run['argv'][2:]}")
-        if os.path.realpath(first["cwd"]) != os.path.realpath(run["cwd"]):
-            problems.append(f"the app-server ran in {first['cwd']}, not {run['cwd']}")
-        env = dict(first["env"])
-        env.pop(RUN_TOKEN_VARIABLE, None)  # call_runs adds it to every run
-        if COERCED_LOCALE not in run["env"]:
-            env.pop(COERCED_LOCALE, None)
-        if env != run["env"]:
-            extra = sorted(set(env) - set(run["env"]))
-            missing = sorted(set(run["env"]) - set(env))
-            changed = sorted(k for k in set(env) & set(run["env"]) if env[k] != run["env"][k])
-            problems.append(
-                f"the app-server's environment differs: added {extra}, missing {missing}, changed {changed}"
-            )
-        return problems
 
-    # ---- texts
-
-    def text_problems(self, outcome: Json) -> list[str]:
-        """Every text of an outcome is a sentence of the Codex grammar or a plain_error value (CDX-072)."""
-        label = self.codex.product
-        texts: list[tuple[str, str]] = []
-        if "rejected" in outcome["start"]:
-            texts.append(("start-rejection", outcome["start"]["rejected"]))
-        if outcome["result"] is not None and "diagnostic" in outcome["result"]:
-            texts.append(("run-result", outcome["result"]["diagnostic"]))
-        texts += [("dispose-rejection", s["rejected"]) for s in outcome["dispose"] if "rejected" in s]
-        return [
-            f"{kind} text is no sentence of the grammar: {text!r}"
-            for kind, text in texts
-            if not (kind == "start-rejection" and text in self.plain_errors)
-            and not self.grammar[(label, kind)].matches(text)
-        ]
+_ORACLES: dict[int, ProcessOracle] = {}
 
 
-def overlap_problems(records: list[list[Json]]) -> list[str]:
-    """The runs of one call overlapped: every fake started before any of them ended (its first
-    ending line, or else the last line it wrote while alive)."""
-    if not all(records):
-        return [f"{sum(1 for r in records if not r)} of {len(records)} fakes never started"]
-    starts = [r[0]["t"] for r in records]
-    alive = [next((line["t"] for line in r if "end" in line), r[-1]["t"]) for r in records]
-    if max(starts) >= min(alive):
-        return ["the runs did not overlap: a fake ended before another one started"]
+def oracle(spec: Spec) -> ProcessOracle:
+    """The oracle of ``spec``, built once."""
+    if id(spec) not in _ORACLES:
+        _ORACLES[id(spec)] = ProcessOracle(spec)
+    return _ORACLES[id(spec)]
+
+
+def generated_scenarios(spec: Spec) -> list[Scenario]:
+    """Every Codex scenario is in the scenario file (the variants as a template over their table)."""
     return []
 
 
-def records(built: list[tuple[Json, Path]]) -> list[list[Json]]:
-    return [read_record(record) for _, record in built]
+def allowed_outcomes(spec: Spec, scenario: Scenario, run: Json) -> dict[str, list[Json]]:
+    return oracle(spec).allowed(scenario, run)
+
+
+def protocol_problems(spec: Spec, planned: PlannedRun, record: list[Json]) -> list[str]:
+    """The replies to the fake's server requests and the client frames the provider wrote."""
+    problems = oracle(spec).reply_problems(planned.scenario, record) if record else []
+    if "frames" in planned.scenario.expect:
+        problems += oracle(spec).frame_problems(planned.scenario, planned.run, record)
+    return problems
+
+
+def complete_row(spec: Spec, table: str, row: Json, expect: Json) -> None:
+    """What a row of table variants adds to a failed terminal's expectation: the kept HTTP status
+    (CDX-004, read as http_status_forms says) and the permission fact terminal_handling records."""
+    if table != "variants":
+        return
+    result = expect["result"]
+    if row["keeps_http_status"]:
+        [detail] = row["wire"].values()
+        status = js_uint16(detail.get("httpStatusCode"))
+        if status is not None:
+            result["failure"]["httpStatus"] = status
+    if any(t["permission_fact"] and t.get("category") == row["variant"] for t in oracle(spec).terminals):
+        result["permission"] = {"trigger": row["variant"]}

@@ -21,6 +21,8 @@ from conformance.yamlpos import YamlError, format_path, load_located
 Json = Any
 
 FAKES = {"claude-code": "fake_claude_code.py", "codex": "fake_codex.py"}
+# Every canary the suite plants contains this; no sentence of the diagnostic grammar does.
+CANARY = "SECRET_"
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,33 @@ def load_scenarios(spec: Spec, file: Path) -> list[Scenario]:
         )
         for index, item in enumerate(data["scenarios"])
     ]
+
+
+@dataclass
+class PlannedRun:
+    """One run of a call: its scenario, the RUN sent, and where its fake records what it saw."""
+
+    scenario: Scenario
+    run: Json
+    record: Path
+
+    def recorded(self) -> list[Json]:
+        return read_record(self.record)
+
+
+def substitute(value: Json, bound: dict[str, Json]) -> Json:
+    """Every whole string "$NAME.key" replaced by that field of ``bound[NAME]`` (the fakes' own syntax)."""
+    if isinstance(value, dict):
+        return {k: substitute(v, bound) for k, v in value.items()}
+    if isinstance(value, list):
+        return [substitute(v, bound) for v in value]
+    if isinstance(value, str) and value.startswith("$"):
+        name, _, key = value[1:].partition(".")
+        if name in bound:
+            if key not in bound[name]:
+                raise KeyError(f"{value!r}: {name} has no {key!r}")
+            return bound[name][key]
+    return value
 
 
 def scenario_file(product: str) -> Path:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from reference_impl.diagnostic import MAX_EXIT_CODE, NODE_SIGNALS, bound_diagnostic
+from reference_impl.process import ProcessOutcome
 
 Json = dict[str, Any]
 
@@ -77,19 +77,11 @@ class SdkIteratorError(Exception):
     """The exception that ended the SDK message stream (its text is never read)."""
 
 
-@dataclass(frozen=True)
-class ProcessOutcome:
-    """The managed CLI process's exit as the process layer reported it."""
-
-    exit_code: Any
-    signal: Any
-
-
 def failure_line(stage: str, category: str, outcome: ProcessOutcome | None) -> str:
     """The one safe line of a failure: fixed labels, closed values, observed exit facts only."""
     fields = [f"product: {PRODUCT}", f"stage: {stage}", f"category: {category}"]
     if outcome is not None:
-        if _is_exit_code(outcome.exit_code):
+        if outcome.exit_code is not None and _is_exit_code(outcome.exit_code):
             fields.append(f"exit code: {int(outcome.exit_code)}")
         if outcome.signal in NODE_SIGNALS:
             fields.append(f"signal: {outcome.signal}")

@@ -11,28 +11,47 @@ same classifier the pure operation uses.
 Startup is SDK query construction, the spawn and the control handshake; a run is published
 only once the CLI is alive and has answered ``initialize``. dispose() closes the query,
 terminates the group (SIGTERM, then SIGKILL after a short grace), waits until no process of
-the group is alive (zombies count as gone: nothing here reaps orphans) and awaits the direct
-child's final outcome; it is memoized. Every run of one call is started before any is
-disposed, so the runs overlap in time.
+the group is alive and awaits the direct child's final outcome; it is memoized. The process
+group, its pipes read in the order things happened, the exit as Node reports it, admission and
+the host's side of the operation (every run of one call started before any is disposed) are
+:mod:`reference_impl.process`, shared with the Codex driver.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
+import math
 import queue
 import signal
-import subprocess
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 from reference_impl import claude_code
-from reference_impl.claude_code import ClaudeCodeRun, ProcessOutcome, SdkIteratorError
+from reference_impl.claude_code import ClaudeCodeRun, SdkIteratorError
 from reference_impl.diagnostic import CLAUDE_CODE, ERROR_PREFIX
+from reference_impl.process import (
+    AbortSignal,
+    Command,
+    Exit,
+    Faults,
+    Line,
+    Pipes,
+    ProcessOutcome,
+    SpawnFailed,
+    StartRejected,
+    StartTexts,
+    Stderr,
+    StdoutEnd,
+    admit,
+    outcome_of,
+    run_batch,
+    signal_group,
+    spawn,
+    wait_group,
+)
 
 Json = dict[str, Any]
 
@@ -42,8 +61,7 @@ STREAM_JSON_FLAGS = ["--output-format", "stream-json", "--verbose", "--input-for
 SDK_ENVIRONMENT = {"CLAUDE_CODE_ENTRYPOINT": "sdk-ts", "CLAUDE_AGENT_SDK_VERSION": SDK_VERSION}
 
 TERMINATE_GRACE = 0.2  # seconds between SIGTERM and SIGKILL of the group
-HELD_PIPE_GRACE = 0.1  # how long stdout may stay open after the direct child exited
-POLL = 0.005
+ABORT_POLL = 0.01  # how often the SDK, waiting for the CLI's exit, looks at its abort signal
 STDERR_TAIL = 4096
 
 STAGE_START, STAGE_RUN, STAGE_TEARDOWN = "query-start", "query-run", "teardown"
@@ -53,10 +71,6 @@ NO_CWD = "subagent-claude-code: no working directory for the child — delegate 
 NOT_TEXT = "subagent-claude-code: the one-shot task must contain only text blocks"
 EMPTY_TASK = "subagent-claude-code: the one-shot task must not be empty"
 ABORTED = "subagent-claude-code: request was aborted before SDK startup"
-
-
-class StartRejected(Exception):
-    """start() rejects with this text."""
 
 
 class StartupFailure(Exception):
@@ -79,99 +93,81 @@ class TeardownFailure(Exception):
 # --------------------------------------------------------------------------- the process group
 
 
-def group_alive(pgid: int) -> bool:
-    """Whether any process of group ``pgid`` is still running (a zombie has exited)."""
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", encoding="ascii", errors="replace") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue  # gone meanwhile
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
-
-
-def outcome_of(returncode: int) -> ProcessOutcome:
-    """Node's view of an exit: a code, or the name of the signal that killed it."""
-    if returncode >= 0:
-        return ProcessOutcome(returncode, None)
-    try:
-        name: str | None = signal.Signals(-returncode).name
-    except ValueError:
-        name = None
-    return ProcessOutcome(None, name)
-
-
 class ManagedProcess:
-    """The CLI's process group: pipes, reader threads, the exit watcher, termination."""
+    """The CLI's process group: its pipes and exit read by one thread in the order they happened
+    (process.Pipes, as the Codex driver reads them), its stdin, termination."""
 
     EOF = ("eof", None)
 
     def __init__(self, argv: list[str], cwd: str, env: dict[str, str]) -> None:
-        self.popen = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        self.popen = spawn(argv, cwd, env)
         self.pgid = self.popen.pid
         self.frames: queue.Queue[tuple[str, Any]] = queue.Queue()
         self.exited = threading.Event()
-        self.stdout_done = threading.Event()
         self._outcome: ProcessOutcome | None = None
-        self._stderr = bytearray()
+        self._stderr = ""
         self._stderr_lock = threading.Lock()
         self._stdin_lock = threading.Lock()
         self._lock = threading.Lock()
         self._terminated_at: float | None = None
-        self._killed = False
-        for target in (self._read_stdout, self._read_stderr, self._watch):
-            threading.Thread(target=target, name=f"claude-code-{self.pgid}-{target.__name__}", daemon=True).start()
+        self._outcome_at_termination: ProcessOutcome | None = None
+        self._pipes = Pipes(self.popen)
+        self._reader = threading.Thread(target=self._read, name=f"claude-code-{self.pgid}-reader", daemon=True)
+        self._reader.start()
 
     @property
     def outcome(self) -> ProcessOutcome | None:
         """The direct child's exit as observed so far (None while it runs)."""
         return self._outcome
 
+    @property
+    def outcome_before_termination(self) -> ProcessOutcome | None:
+        """The exit observed before this provider first signalled the group: an exit that
+        its own termination caused is never a fact of the failure that made it terminate."""
+        with self._lock:
+            return self._outcome if self._terminated_at is None else self._outcome_at_termination
+
     def stderr_tail(self) -> str:
         with self._stderr_lock:
-            return self._stderr.decode("utf-8", errors="replace")
+            return self._stderr
 
-    def _read_stdout(self) -> None:
-        assert self.popen.stdout is not None
-        for raw in iter(self.popen.stdout.readline, b""):
-            line = raw.decode("utf-8", errors="replace").strip()
-            if not line:
-                continue
-            try:
-                frame = json.loads(line)
-            except ValueError:
-                self.frames.put(("malformed", line))
-                continue
-            if isinstance(frame, dict):
-                self.frames.put(("frame", frame))
-        self.stdout_done.set()
-        self.frames.put(self.EOF)
+    def _read(self) -> None:
+        """stdout frames, stderr and the exit until close(). The stream ends when stdout closes or,
+        when a descendant still holds it, once the CLI exited: all the CLI wrote is read by then."""
+        ended = False
+        while not isinstance(event := self._pipes.next(None), Command):
+            if isinstance(event, Line) and not ended:
+                self._frame(event.text)
+            elif isinstance(event, Stderr):
+                with self._stderr_lock:  # observed, kept as a tail for the SDK's exit error, never copied out
+                    self._stderr = (self._stderr + event.text)[-STDERR_TAIL:]
+            elif isinstance(event, Exit):
+                self._outcome = outcome_of(event.returncode)
+                self.exited.set()
+            if isinstance(event, StdoutEnd | Exit) and not ended:
+                ended = True
+                self.frames.put(self.EOF)
+        self._pipes.close()
 
-    def _read_stderr(self) -> None:
-        assert self.popen.stderr is not None
-        descriptor = self.popen.stderr.fileno()
-        for chunk in iter(lambda: os.read(descriptor, 4096), b""):
-            with self._stderr_lock:  # observed, kept as a tail for the SDK's exit error, never copied out
-                self._stderr += chunk
-                del self._stderr[:-STDERR_TAIL]
+    def _frame(self, text: str) -> None:
+        line = text.strip()
+        if not line:
+            return
+        try:
+            frame = json.loads(line)
+        except ValueError:
+            self.frames.put(("malformed", line))
+            return
+        if isinstance(frame, dict):
+            self.frames.put(("frame", frame))
 
-    def _watch(self) -> None:
-        self._outcome = outcome_of(self.popen.wait())
-        self.exited.set()
-        if not self.stdout_done.wait(HELD_PIPE_GRACE):
-            self.frames.put(self.EOF)  # a descendant still holds stdout: the stream has ended anyway
+    def close(self) -> None:
+        """Stop reading (the process group is gone) and release the pipes."""
+        self._pipes.post("close")
+        self._reader.join()
+        for stream in (self.popen.stdout, self.popen.stderr):
+            if stream is not None:
+                stream.close()
 
     def write(self, frame: Json) -> None:
         """One line on the CLI's stdin; a CLI that is gone simply does not read it."""
@@ -198,20 +194,15 @@ class ManagedProcess:
             if self._terminated_at is not None:
                 return
             self._terminated_at = time.monotonic()
-        self._signal_group(signal.SIGTERM)
-
-    def _signal_group(self, number: signal.Signals) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pgid, number)
+            self._outcome_at_termination = self._outcome
+        signal_group(self.pgid, signal.SIGTERM)
 
     def wait_tree(self) -> None:
-        """Return once the direct child has exited and no process of the group runs."""
-        while not (self.exited.is_set() and not group_alive(self.pgid)):
-            started = self._terminated_at
-            if started is not None and not self._killed and time.monotonic() - started >= TERMINATE_GRACE:
-                self._killed = True
-                self._signal_group(signal.SIGKILL)
-            time.sleep(POLL)
+        """Return once the direct child has exited and no process of the group runs (SIGKILL the
+        group once the grace after terminate() has passed)."""
+        terminated = self._terminated_at
+        kill_at = math.inf if terminated is None else terminated + TERMINATE_GRACE
+        wait_group(self.pgid, self.exited.is_set, kill_at=kill_at)
 
     def final_outcome(self) -> ProcessOutcome:
         self.exited.wait()
@@ -270,12 +261,12 @@ class Query:
 
     def _end_of_stream(self) -> None:
         """stdout ended: wait for the exit and raise the SDK's exit error unless it was a clean 0."""
-        while not self.process.exited.wait(POLL * 2):
+        while not self.process.exited.wait(ABORT_POLL):
             if self.aborted.is_set():
                 raise AbortError("aborted")
         outcome = self.process.final_outcome()
         tail = self.process.stderr_tail()
-        if outcome.signal is not None:
+        if outcome.exit_code is None:  # killed by a signal (one Node cannot name is still not a clean exit)
             raise SdkIteratorError(f"Claude Code process terminated by signal {outcome.signal}\n{tail}")
         if outcome.exit_code:
             raise SdkIteratorError(f"Claude Code process exited with code {outcome.exit_code}\n{tail}")
@@ -334,51 +325,36 @@ class Query:
 # --------------------------------------------------------------------------- one managed run
 
 
-def task_prompt(task: list[Json]) -> str:
-    """The task as the SDK's one prompt: text blocks only, not all blank, joined."""
-    if not task or any(block.get("type") != "text" for block in task):
-        raise StartRejected(NOT_TEXT)
-    texts = [str(block.get("text", "")) for block in task]
-    if all(claude_code.is_blank(text) for text in texts):
-        raise StartRejected(EMPTY_TASK)
-    return "".join(texts)
-
-
-def usable_directory(cwd: str) -> bool:
-    return os.path.isabs(cwd) and os.path.isdir(cwd) and os.access(cwd, os.X_OK)
-
-
 class ClaudeCodeProcessRun:
     """One start(), its result and its dispose(), as a provider runs them."""
 
     run_class: type[ClaudeCodeRun] = ClaudeCodeRun
     process_class: type[ManagedProcess] = ManagedProcess
 
-    def __init__(self, request: Json) -> None:
+    def __init__(self, request: Json, request_signal: AbortSignal) -> None:
         self.request = request
         self.mode: str = request["mode"]
-        self.faults = set(request.get("faults", []))
-        self.token = request["env"].get("SUBAGENT_CONFORMANCE_RUN") or uuid.uuid4().hex
+        self.faults = Faults(request)
         self.run = self.run_class(self.mode)
         self.stage = STAGE_START
-        self.request_aborted = threading.Event()  # the request's abort signal
+        self.request_signal = request_signal
         self.aborted = threading.Event()  # the run's own controller
         self.process: ManagedProcess | None = None
         self.query: Query | None = None
-        self.started_at = 0.0
-        self.start_outcome: Json = {}
-        self.result: Json | None = None
+        self.result_value: Json | None = None
         self.settled = threading.Event()
         self.disposal: Json | None = None
         self._dispose_lock = threading.Lock()
-        self._timer: threading.Timer | None = None
         self._consumer: threading.Thread | None = None
+        request_signal.listen(self.cancel_request)
 
     # ---- cancellation
 
+    def request_aborted(self) -> bool:
+        return self.request_signal.aborted
+
     def cancel_request(self) -> None:
         """The request's signal aborts; it cancels the run locally until the result settled."""
-        self.request_aborted.set()
         if not self.settled.is_set():
             self.abort()
 
@@ -392,11 +368,6 @@ class ClaudeCodeProcessRun:
         if self.process is not None:
             self.process.terminate()
 
-    def fault(self, step: str) -> None:
-        """An injected failure of a teardown step (the step itself has run)."""
-        if step in self.faults:
-            raise RuntimeError(f"FAULT-{self.token}")
-
     # ---- texts
 
     def error_text(self, stage: str, category: str, outcome: ProcessOutcome | None) -> str:
@@ -404,44 +375,21 @@ class ClaudeCodeProcessRun:
 
     # ---- start()
 
-    def start_call(self) -> None:
-        """Call start() as the host does, with the request's cancellation armed."""
-        cancel = self.request.get("cancel")
-        if cancel and cancel.get("before_start"):
-            self.request_aborted.set()
-        self.started_at = time.monotonic()
-        if cancel and "after_ms" in cancel:
-            self._timer = threading.Timer(cancel["after_ms"] / 1000, self.cancel_request)
-            self._timer.daemon = True
-            self._timer.start()
-        try:
-            self.start()
-        except StartRejected as rejection:
-            self.start_outcome = {"rejected": str(rejection)}
-        else:
-            self.start_outcome = {"published": True}
-
     def start(self) -> None:
-        cwd = self.request["cwd"]
-        if cwd is None:
-            raise StartRejected(NO_CWD)
-        if not usable_directory(cwd):
-            if self.request_aborted.is_set():
-                raise StartRejected(ABORTED)
-            raise StartRejected(self.error_text(self.stage, "unknown", None))
-        prompt = task_prompt(self.request["task"])
-        if self.request_aborted.is_set():
-            raise StartRejected(ABORTED)
+        """Resolve once the CLI answered initialize; raise StartRejected otherwise."""
+        unusable = self.error_text(self.stage, "unknown", None)
+        texts = StartTexts(NO_CWD, unusable, NOT_TEXT, EMPTY_TASK, ABORTED)
+        prompt = "".join(admit(self.request, self.request_aborted, texts, claude_code.is_blank))
         argv = [*self.request["argv"], *self.flags()]
         env = {**self.request["env"], **SDK_ENVIRONMENT}
         try:
-            self.process = self.process_class(argv, cwd, env)
-        except OSError:
+            self.process = self.process_class(argv, self.request["cwd"], env)
+        except SpawnFailed:
             self.spawn_failed()
         assert self.process is not None
         self.query = Query(self.process, self.run, self.aborted)
         try:
-            if self.request_aborted.is_set():
+            if self.request_aborted():
                 self.abort()  # cancelled while the query and the CLI were being created
             self.query.initialize(prompt)
             if self.aborted.is_set():
@@ -462,34 +410,41 @@ class ClaudeCodeProcessRun:
         disallowed = "AskUserQuestion,ExitPlanMode" if self.mode == "plan" else "AskUserQuestion"
         return [*flags, "--disallowedTools", disallowed, "--no-session-persistence"]
 
-    def spawn_failed(self) -> None:
+    def spawn_failed(self) -> NoReturn:
         """No live process: close the query only (never signal or wait on a failed spawn)."""
-        cancelled = self.aborted.is_set() or self.request_aborted.is_set()
-        startup = self.error_text(self.stage, "unknown", None)
+        self.reject_startup(None, self.close_query_only)
+
+    def close_query_only(self) -> None:
+        """The rollback of a failed spawn: the query is closed, nothing is signalled or waited for."""
         self.aborted.set()
         self.stage = STAGE_TEARDOWN
         try:
-            self.fault("close_query")  # the query had nothing to close but its own state
-        except RuntimeError:
-            teardown = self.error_text(self.stage, "unknown", None)
-            raise StartRejected(startup + AGGREGATE_SEPARATOR + teardown) from None
-        if cancelled or self.request_aborted.is_set():
-            raise StartRejected(ABORTED)
-        raise StartRejected(startup)
+            self.faults.check("close_query")  # the query had nothing to close but its own state
+        except RuntimeError as error:
+            raise TeardownFailure([error], None) from None
 
-    def roll_back(self) -> None:
+    def roll_back(self) -> NoReturn:
         """Startup failed with a live process: roll back, then reject (the aggregate if that failed)."""
         assert self.process is not None
-        cancelled = self.aborted.is_set() or self.request_aborted.is_set()
-        outcome = self.process.outcome  # observed before rollback; the rollback's own exit never shows
-        startup = self.error_text(self.stage, "unknown", outcome)
+        # The outcome observed before rollback (or before a cancellation had the CLI terminated):
+        # the exit that the provider's own termination causes never shows.
+        self.reject_startup(self.process.outcome_before_termination, self.abort_and_tear_down)
+
+    def abort_and_tear_down(self) -> None:
         self.abort()
+        self.teardown()
+
+    def reject_startup(self, outcome: ProcessOutcome | None, rollback: Callable[[], None]) -> NoReturn:
+        """Reject start(): the startup line, with the rollback's teardown line if the rollback failed,
+        or the plain abort text when the request was cancelled."""
+        cancelled = self.aborted.is_set() or self.request_aborted()
+        startup = self.error_text(self.stage, "unknown", outcome)
         try:
-            self.teardown()
+            rollback()
         except TeardownFailure as failure:
             teardown = self.error_text(self.stage, "unknown", failure.outcome)
             raise StartRejected(startup + AGGREGATE_SEPARATOR + teardown) from None
-        if cancelled or self.request_aborted.is_set():
+        if cancelled or self.request_aborted():
             raise StartRejected(ABORTED)
         raise StartRejected(startup)
 
@@ -499,8 +454,13 @@ class ClaudeCodeProcessRun:
         assert self.process is not None
         result = self.settle_result()
         self.process.end_input()  # the SDK's iterator is done with the CLI's input
-        self.result = result
+        self.result_value = result
         self.settled.set()
+
+    def result(self) -> Json:
+        self.settled.wait()
+        assert self.result_value is not None
+        return self.result_value
 
     def settle_result(self) -> Json:
         """The pure classifier over the live stream, with the outcome observed when it classifies."""
@@ -518,22 +478,23 @@ class ClaudeCodeProcessRun:
         failures: list[BaseException] = []
         try:
             self.query.close()
-            self.fault("close_query")
+            self.faults.check("close_query")
         except Exception as error:
             failures.append(error)
         self.process.terminate()
         try:
             self.process.wait_tree()
-            self.fault("tree_wait")
+            self.faults.check("tree_wait")
         except Exception as error:
             failures.append(error)
         outcome: ProcessOutcome | None
         try:
             outcome = self.process.final_outcome()
-            self.fault("final_outcome")
+            self.faults.check("final_outcome")
         except Exception as error:
             outcome = None
             failures.append(error)
+        self.process.close()
         if failures:
             raise TeardownFailure(failures, outcome)
 
@@ -550,52 +511,9 @@ class ClaudeCodeProcessRun:
                     self.disposal = {"rejected": self.error_text(self.stage, "unknown", failure.outcome)}
                 else:
                     self.disposal = {"resolved": True}
-                if self._timer is not None:
-                    self._timer.cancel()
             return dict(self.disposal)
-
-    def finish(self) -> list[Json]:
-        """After every run of the call started: dispose twice, when the request says."""
-        delay = self.request.get("dispose_after_ms")
-        if delay is None:
-            self.settled.wait()
-        else:
-            time.sleep(max(0.0, self.started_at + delay / 1000 - time.monotonic()))
-        settlements = [self.dispose(), self.dispose()]
-        self.settled.wait()
-        return settlements
-
-    def outcome_json(self, settlements: list[Json]) -> Json:
-        if "rejected" in self.start_outcome:
-            return {"start": self.start_outcome, "result": None, "dispose": []}
-        return {"start": self.start_outcome, "result": self.result, "dispose": settlements}
-
-
-def _in_parallel(calls: list[Callable[[], Any]]) -> list[Any]:
-    """Every call on its own thread; the answers in order (a call that raised re-raises here)."""
-    answers: list[Any] = [None] * len(calls)
-    errors: list[BaseException] = []
-
-    def call(index: int) -> None:
-        try:
-            answers[index] = calls[index]()
-        except BaseException as error:
-            errors.append(error)
-
-    threads = [threading.Thread(target=call, args=(i,), daemon=True) for i in range(len(calls))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
-    return answers
 
 
 def run_claude_code(request: Json, run_class: type[ClaudeCodeProcessRun] = ClaudeCodeProcessRun) -> Json:
     """Start every run (they overlap), then settle and dispose each: {"runs": [outcome, ...]}."""
-    runs = [run_class(spec) for spec in request["runs"]]
-    _in_parallel([run.start_call for run in runs])
-    published = [run for run in runs if "published" in run.start_outcome]
-    settlements = dict(zip(map(id, published), _in_parallel([run.finish for run in published]), strict=True))
-    return {"runs": [run.outcome_json(settlements.get(id(run), [])) for run in runs]}
+    return {"runs": run_batch(request["runs"], run_class)}

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from reference_impl.diagnostic import NODE_SIGNALS, bound_diagnostic
+from reference_impl.process import ProcessOutcome
 
 Json = dict[str, Any]
 Stage = Literal["turn-start", "turn", "process"]
@@ -125,12 +126,6 @@ class Failure:
 @dataclass(frozen=True)
 class Completed:
     """A matching completed terminal with a non-blank answer."""
-
-
-@dataclass(frozen=True)
-class ProcessOutcome:
-    exit_code: int | None
-    signal: str | None
 
 
 def is_blank(text: str) -> bool:

@@ -13,30 +13,26 @@ two signatures and never copied anywhere.
 
 Teardown (dispose(), and the rollback of a failed startup) closes the wire, ends stdin,
 terminates the process group (SIGTERM, then SIGKILL after a short grace), waits until no
-process of the group is left (a zombie counts as gone: nothing here reaps orphans) and then
-reaps the direct child. Every text start() or dispose() rejects with is a fixed text or a
-failure line built from closed vocabularies (``reference_impl.diagnostic``).
+process of the group is left and then reaps the direct child. Every text start() or dispose()
+rejects with is a fixed text or a failure line built from closed vocabularies
+(``reference_impl.diagnostic``). The process group, its pipes (process.Pipes), the exit as Node
+reports it, admission and the host's side of the operation are :mod:`reference_impl.process`,
+shared with Claude Code.
 """
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import json
-import os
-import queue
-import selectors
 import signal
 import subprocess
 import threading
 import time
 import uuid
-from collections import deque
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from reference_impl.codex import CodexRun, ProcessOutcome, is_blank, is_number, parse_line
+from reference_impl import process
+from reference_impl.codex import CodexRun, is_blank, is_number, parse_line
 from reference_impl.diagnostic import CODEX, ERROR_PREFIX, FailureFacts, rejection_text
 
 Json = dict[str, Any]
@@ -66,12 +62,13 @@ CONSUMED_NOTIFICATIONS = frozenset({"turn/started", "item/completed", "turn/comp
 DISPOSAL_GRACE = 0.3
 # A process group still alive this long after SIGKILL is beyond the provider's reach: the wait fails.
 TREE_WAIT_LIMIT = 10.0
-READ_SIZE = 65536
-RUN_TOKEN_VARIABLE = "SUBAGENT_CONFORMANCE_RUN"
-
-
-class RunRejected(Exception):
-    """start() or dispose() rejected; the message is the safe text the parent sees."""
+START_TEXTS = process.StartTexts(
+    NO_WORKING_DIRECTORY,
+    FailureFacts(CODEX, "initialize", "unknown").error_text(),
+    ONLY_TEXT_BLOCKS,
+    EMPTY_TASK,
+    ABORTED_BEFORE_STARTUP,
+)
 
 
 class _StartupFailure(Exception):
@@ -87,247 +84,27 @@ class _WaitFailed(Exception):
     """Waiting for the process tree to exit failed (the message may hold anything: never shown)."""
 
 
-# ---------------------------------------------------------------- the abort signal
-
-
-class AbortSignal:
-    """The request's cancellation signal: set once, listeners called once."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._aborted = False
-        self._listeners: list[Any] = []
-
-    @property
-    def aborted(self) -> bool:
-        return self._aborted
-
-    def abort(self) -> None:
-        with self._lock:
-            if self._aborted:
-                return
-            self._aborted = True
-            listeners, self._listeners = self._listeners, []
-        for listener in listeners:
-            listener()
-
-    def listen(self, listener: Any) -> None:
-        with self._lock:
-            if not self._aborted:
-                self._listeners.append(listener)
-                return
-        listener()
-
-    def forget(self, listener: Any) -> None:
-        with self._lock:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-
-# ---------------------------------------------------------------- the process tree
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether any process of group ``pgid`` is still running (zombies are gone: only a wait is missing)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue  # gone meanwhile
-        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-            return True
-    return False
-
-
-def _signal_group(pgid: int, number: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, number)
-
-
-# ---------------------------------------------------------------- what the reader thread observes
-
-
-@dataclass(frozen=True)
-class _Line:
-    text: str
-
-
-@dataclass(frozen=True)
-class _Stderr:
-    text: str
-
-
-@dataclass(frozen=True)
-class _StdoutEnd:
-    pass
-
-
-@dataclass(frozen=True)
-class _Exit:
-    returncode: int  # Popen's: negative for the signal that killed the child
-
-
-@dataclass(frozen=True)
-class _Command:
-    name: str  # "cancel" (the abort signal) or "close" (dispose)
-
-
-_Event = _Line | _Stderr | _StdoutEnd | _Exit | _Command
-
-
-class _Pipes:
-    """The child's stdout, stderr and exit, and the other threads' commands, in observation order.
-
-    When the child's exit is seen, whatever it wrote before exiting is read first, so a frame
-    queued just before the exit is always observed before it.
-    """
-
-    def __init__(self, child: subprocess.Popen[bytes]) -> None:
-        assert child.stdout is not None and child.stderr is not None
-        self.child = child
-        self.selector = selectors.DefaultSelector()
-        self.stdout = child.stdout.fileno()
-        self.stderr = child.stderr.fileno()
-        self.wake_read, self.wake_write = os.pipe()
-        for fd, name in ((self.stdout, "stdout"), (self.stderr, "stderr"), (self.wake_read, "wake")):
-            os.set_blocking(fd, False)
-            self.selector.register(fd, selectors.EVENT_READ, name)
-        self.pidfd: int | None
-        try:
-            self.pidfd = os.pidfd_open(child.pid)
-            self.selector.register(self.pidfd, selectors.EVENT_READ, "exit")
-        except OSError:
-            self.pidfd = None  # no pidfd here: poll the child instead
-        self.open = {"stdout", "stderr"}
-        self.lock = threading.Lock()
-        self.closed = False
-        self.exited = False
-        self.commands: queue.SimpleQueue[str] = queue.SimpleQueue()
-        self.pending: deque[_Event] = deque()
-        self.line_buffer = b""
-        self.stderr_decoder = codecs.getincrementaldecoder("utf-8")("replace")
-
-    def post(self, command: str) -> None:
-        """Called from any thread: hand a command to the reader thread (a no-op once closed)."""
-        with self.lock:
-            if self.closed:
-                return
-            self.commands.put(command)
-            with contextlib.suppress(OSError):
-                os.write(self.wake_write, b"!")
-
-    def next(self, timeout: float | None) -> _Event | None:
-        """The next observation, waiting at most ``timeout`` seconds (None: as long as it takes)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while not self.pending:
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            self._gather(remaining)
-            if not self.pending and remaining == 0:
-                return None
-        return self.pending.popleft()
-
-    def gather_now(self) -> None:
-        """Take in what has already happened, without waiting."""
-        self._gather(0)
-
-    def _gather(self, timeout: float | None) -> None:
-        if self.pidfd is None and not self.exited:
-            timeout = 0.01 if timeout is None else min(timeout, 0.01)
-        names = {key.data for key, _ in self.selector.select(timeout)}
-        exited = "exit" in names or (self.pidfd is None and not self.exited and self.child.poll() is not None)
-        if "wake" in names:
-            try:
-                while os.read(self.wake_read, READ_SIZE):
-                    pass
-            except BlockingIOError:
-                pass
-        if "stderr" in names or (exited and "stderr" in self.open):
-            self._read_stderr()
-        if "stdout" in names or (exited and "stdout" in self.open):
-            self._read_stdout()
-        if exited and not self.exited:
-            self.exited = True
-            if self.pidfd is not None:
-                self.selector.unregister(self.pidfd)
-            self.pending.append(_Exit(self.child.wait()))
-        while not self.commands.empty():
-            self.pending.append(_Command(self.commands.get()))
-
-    def _drain(self, fd: int) -> tuple[bytes, bool]:
-        data, ended = b"", False
-        while True:
-            try:
-                chunk = os.read(fd, READ_SIZE)
-            except BlockingIOError:
-                break
-            except OSError:
-                chunk = b""
-            if not chunk:
-                ended = True
-                break
-            data += chunk
-        return data, ended
-
-    def _read_stderr(self) -> None:
-        data, ended = self._drain(self.stderr)
-        text = self.stderr_decoder.decode(data, final=ended)
-        if text:
-            self.pending.append(_Stderr(text))
-        if ended:
-            self._close("stderr", self.stderr)
-
-    def _read_stdout(self) -> None:
-        data, ended = self._drain(self.stdout)
-        self.line_buffer += data
-        *lines, self.line_buffer = self.line_buffer.split(b"\n")
-        if ended and self.line_buffer:
-            lines.append(self.line_buffer)
-            self.line_buffer = b""
-        self.pending.extend(_Line(line.decode("utf-8", "replace")) for line in lines)
-        if ended:
-            self._close("stdout", self.stdout)
-            self.pending.append(_StdoutEnd())
-
-    def _close(self, name: str, fd: int) -> None:
-        self.open.discard(name)
-        self.selector.unregister(fd)
-
-    def close(self) -> None:
-        with self.lock:
-            self.closed = True
-        self.selector.close()
-        for fd in (self.wake_read, self.wake_write, self.pidfd):
-            if fd is not None:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-
-
 # ---------------------------------------------------------------- one managed run
 
 
 class CodexProcessRun:
-    """One start() of the provider: admission, spawn, handshake, the published run, dispose()."""
+    """One start() of the provider: admission, process.spawn, handshake, the published run, dispose()."""
 
-    def __init__(self, request: Json, abort: AbortSignal) -> None:
+    observed = staticmethod(process.outcome_of)  # an exit as Node.js reports it
+
+    def __init__(self, request: Json, abort: process.AbortSignal) -> None:
+        self.request = request
         self.argv: list[str] = request["argv"]
-        self.task: list[Json] = request["task"]
         self.cwd: str | None = request["cwd"]
         self.env: dict[str, str] = request["env"]
         self.mode: str = request["mode"]
-        self.faults = set(request.get("faults", []))
+        self.texts: list[str] = []
+        self.faults = process.Faults(request)
         self.abort = abort
         self.stage = "initialize"
         self.child: subprocess.Popen[bytes] | None = None
-        self.pipes: _Pipes | None = None
-        self.outcome: ProcessOutcome | None = None
+        self.pipes: process.Pipes | None = None
+        self.outcome: process.ProcessOutcome | None = None
         self.run: CodexRun | None = None
         self.early_stderr: list[str] = []
         self.turn_start_id: str | None = None
@@ -348,32 +125,17 @@ class CodexProcessRun:
     # ---- start()
 
     def start(self) -> None:
-        """Resolve once the run is published (the thread exists); raise RunRejected otherwise."""
-        if self.cwd is None:
-            raise RunRejected(NO_WORKING_DIRECTORY)
-        if not _usable_directory(self.cwd):
-            if self.abort.aborted:
-                raise RunRejected(ABORTED_BEFORE_STARTUP)
-            raise RunRejected(FailureFacts(CODEX, "initialize", "unknown").error_text())
-        self._admit_task()
-        if self.abort.aborted:
-            raise RunRejected(ABORTED_BEFORE_STARTUP)
+        """Resolve once the run is published (the thread exists); raise process.StartRejected otherwise."""
+        self.texts = process.admit(self.request, lambda: self.abort.aborted, START_TEXTS, is_blank)
+        assert self.cwd is not None
         try:
-            self.child = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=self.cwd,
-                env=self.env,
-                start_new_session=True,
-            )
-        except (OSError, ValueError, subprocess.SubprocessError):
+            self.child = process.spawn(self.argv, self.cwd, self.env)
+        except process.SpawnFailed:
             # No process exists, so nothing is terminated or waited for.
             if self.abort.aborted:
-                raise RunRejected(ABORTED_BEFORE_PUBLICATION) from None
-            raise RunRejected(FailureFacts(CODEX, "initialize", "unknown").error_text()) from None
-        self.pipes = _Pipes(self.child)
+                raise process.StartRejected(ABORTED_BEFORE_PUBLICATION) from None
+            raise process.StartRejected(FailureFacts(CODEX, "initialize", "unknown").error_text()) from None
+        self.pipes = process.Pipes(self.child)
         self.abort.listen(self._on_abort)
         self.thread = threading.Thread(target=self._serve, name="codex-app-server", daemon=True)
         self.thread.start()
@@ -390,25 +152,14 @@ class CodexProcessRun:
         try:
             self._teardown()
         except _WaitFailed:
-            raise RunRejected(rejection_text([startup, self._failure_facts("teardown")])) from None
+            raise process.StartRejected(rejection_text([startup, self._failure_facts("teardown")])) from None
         if failure.cancelled or self.abort.aborted:
-            raise RunRejected(ABORTED_BEFORE_PUBLICATION) from None
-        raise RunRejected(startup.error_text()) from None
-
-    def _admit_task(self) -> None:
-        texts = []
-        for block in self.task:
-            if not isinstance(block, dict) or block.get("type") != "text" or not isinstance(block.get("text"), str):
-                raise RunRejected(ONLY_TEXT_BLOCKS)
-            texts.append(block["text"])
-        if not texts:
-            raise RunRejected(ONLY_TEXT_BLOCKS)
-        if all(is_blank(text) for text in texts):
-            raise RunRejected(EMPTY_TASK)
+            raise process.StartRejected(ABORTED_BEFORE_PUBLICATION) from None
+        raise process.StartRejected(startup.error_text()) from None
 
     def _failure_facts(self, stage: str) -> FailureFacts:
         """A failure line's facts, with the process outcome observed so far (never a later one)."""
-        outcome = self.outcome or ProcessOutcome(None, None)
+        outcome = self.outcome or process.ProcessOutcome(None, None)
         return FailureFacts(CODEX, stage, "unknown", exit_code=outcome.exit_code, signal=outcome.signal)
 
     def _on_abort(self) -> None:
@@ -443,7 +194,7 @@ class CodexProcessRun:
     def _observe_exits(self) -> None:
         assert self.pipes is not None
         for event in self.pipes.pending:
-            if isinstance(event, _Exit):
+            if isinstance(event, process.Exit):
                 self._exited(event)
 
     def _write(self, frame: Json) -> None:
@@ -486,7 +237,7 @@ class CodexProcessRun:
         for chunk in self.early_stderr:
             self.run.on_stderr(chunk)
         self.stage = "turn-start"
-        inputs = [{"type": "text", "text": block["text"], "text_elements": []} for block in self.task]
+        inputs = [{"type": "text", "text": text, "text_elements": []} for text in self.texts]
         self.turn_start_id = self._request("turn/start", {"threadId": thread["id"], "input": inputs})
 
     def _await_response(self, request_id: str) -> Json:
@@ -494,19 +245,19 @@ class CodexProcessRun:
         assert self.pipes is not None
         while True:
             event = self.pipes.next(None)
-            if isinstance(event, _Stderr):
+            if isinstance(event, process.Stderr):
                 self._stderr(event.text)
-            elif isinstance(event, _Exit):
+            elif isinstance(event, process.Exit):
                 self._exited(event)
                 raise _StartupFailure(self.stage, "the app-server exited")
-            elif isinstance(event, _StdoutEnd):
+            elif isinstance(event, process.StdoutEnd):
                 self.stdout_ended = True
                 self._await_exit()
                 raise _StartupFailure(self.stage, "the app-server closed its stdout")
-            elif isinstance(event, _Command):
+            elif isinstance(event, process.Command):
                 if event.name == "cancel":
                     raise _StartupFailure(self.stage, "cancelled", cancelled=True)
-            elif isinstance(event, _Line):
+            elif isinstance(event, process.Line):
                 response = self._startup_frame(event.text, request_id)
                 if response is not None:
                     return response
@@ -546,30 +297,20 @@ class CodexProcessRun:
             event = self.pipes.next(max(0.0, deadline - time.monotonic()))
             if event is None:
                 break
-            if isinstance(event, _Exit):
+            if isinstance(event, process.Exit):
                 self._exited(event)
-            elif isinstance(event, _Stderr):
+            elif isinstance(event, process.Stderr):
                 self._stderr(event.text)
-            elif isinstance(event, _Command):
+            elif isinstance(event, process.Command):
                 self.pipes.pending.appendleft(event)
                 return False
         return True
 
-    def _exited(self, event: _Exit) -> None:
+    def _exited(self, event: process.Exit) -> None:
         """The app-server's exit is observed: its outcome is known from now on."""
         self.outcome = self.observed(event.returncode)
         if self.run is not None:
             self.run.on_exit(self.outcome.exit_code, self.outcome.signal)
-
-    @staticmethod
-    def observed(returncode: int) -> ProcessOutcome:
-        """An exit as Node.js reports it: an exit code, or the name of the signal that killed it."""
-        if returncode >= 0:
-            return ProcessOutcome(returncode, None)
-        try:
-            return ProcessOutcome(None, signal.Signals(-returncode).name)
-        except ValueError:
-            return ProcessOutcome(None, None)
 
     def _stderr(self, chunk: str) -> None:
         """A stderr chunk: scanned for the two signatures by the published run (replayed into it
@@ -586,19 +327,19 @@ class CodexProcessRun:
         run = self.run
         while True:
             event = self.pipes.next(None)
-            if isinstance(event, _Line):
+            if isinstance(event, process.Line):
                 if self.result_value is None:
                     self._frame(event.text)
-            elif isinstance(event, _Stderr):
+            elif isinstance(event, process.Stderr):
                 self._stderr(event.text)
-            elif isinstance(event, _Exit):
+            elif isinstance(event, process.Exit):
                 self._exited(event)
-            elif isinstance(event, _StdoutEnd):
+            elif isinstance(event, process.StdoutEnd):
                 self.stdout_ended = True
                 run.on_stdout_end()
                 if self.result_value is None and self._await_exit() and run.settled is None:
                     self._take_result()  # no exit within the grace: the current stage, unknown
-            elif isinstance(event, _Command):
+            elif isinstance(event, process.Command):
                 if self.result_value is None:
                     self._cancel_locally()
                 if event.name == "close":
@@ -648,9 +389,9 @@ class CodexProcessRun:
         """Settle the result, after what is already queued (stderr, an exit) has been observed."""
         assert self.pipes is not None and self.run is not None
         self.pipes.gather_now()
-        for event in [e for e in self.pipes.pending if isinstance(e, _Stderr | _Exit)]:
+        for event in [e for e in self.pipes.pending if isinstance(e, process.Stderr | process.Exit)]:
             self.pipes.pending.remove(event)
-            if isinstance(event, _Stderr):
+            if isinstance(event, process.Stderr):
                 self._stderr(event.text)
             else:
                 self._exited(event)
@@ -700,10 +441,9 @@ class CodexProcessRun:
                 child.stdin.close()
         except OSError:
             pass  # an error ending stdin is contained
-        _signal_group(pgid, signal.SIGTERM)
+        process.signal_group(pgid, signal.SIGTERM)
         try:
-            if "tree_wait" in self.faults:
-                raise _WaitFailed(f"FAULT-{self.env.get(RUN_TOKEN_VARIABLE, '')}")
+            self.faults.check("tree_wait", _WaitFailed)
             self._wait_tree(pgid)
             child.wait()
         except _WaitFailed:
@@ -714,30 +454,21 @@ class CodexProcessRun:
 
     def _wait_tree(self, pgid: int) -> None:
         """Until no process of the group runs: SIGKILL after the grace, fail after the limit."""
-        assert self.child is not None
-        started = time.monotonic()
-        killed = False
-        pause = 0.002
-        # While the direct child runs the group is alive; only then is /proc searched for the rest.
-        while self.child.poll() is None or _group_alive(pgid):
-            elapsed = time.monotonic() - started
-            if not killed and elapsed >= DISPOSAL_GRACE:
-                _signal_group(pgid, signal.SIGKILL)
-                killed = True
-            if elapsed >= DISPOSAL_GRACE + TREE_WAIT_LIMIT:
-                raise _WaitFailed("the process tree did not exit")
-            time.sleep(pause)
-            pause = min(pause * 2, 0.02)
+        child = self.child
+        assert child is not None
+        kill_at = time.monotonic() + DISPOSAL_GRACE
+        if not process.wait_group(
+            pgid, lambda: child.poll() is not None, kill_at=kill_at, give_up_at=kill_at + TREE_WAIT_LIMIT
+        ):
+            raise _WaitFailed("the process tree did not exit")
 
     def _release(self, pgid: int) -> None:
         """After a failed wait, still leave nothing running: kill the group and reap what is ours."""
         assert self.child is not None
-        _signal_group(pgid, signal.SIGKILL)
-        deadline = time.monotonic() + TREE_WAIT_LIMIT
-        while _group_alive(pgid) and time.monotonic() < deadline:
-            time.sleep(0.005)
+        now = time.monotonic()
+        process.wait_group(pgid, lambda: True, kill_at=now, give_up_at=now + TREE_WAIT_LIMIT)
         with contextlib.suppress(subprocess.TimeoutExpired):
-            self.child.wait(timeout=max(0.0, deadline - time.monotonic()))
+            self.child.wait(timeout=max(0.0, now + TREE_WAIT_LIMIT - time.monotonic()))
 
     def _close_pipes(self) -> None:
         assert self.child is not None and self.pipes is not None
@@ -747,66 +478,9 @@ class CodexProcessRun:
         self.pipes.close()
 
 
-def _usable_directory(cwd: str) -> bool:
-    """An absolute path to a directory the child can enter."""
-    return os.path.isabs(cwd) and os.path.isdir(cwd) and os.access(cwd, os.X_OK)
-
-
 # ---------------------------------------------------------------- the operation
-
-
-def _drive(run: Json, barrier: threading.Barrier, run_class: type[CodexProcessRun]) -> Json:
-    """One run of a batch: start(), wait until every run of the batch started, result, dispose() twice."""
-    started = time.monotonic()
-    abort = AbortSignal()
-    timer: threading.Timer | None = None
-    cancel = run["cancel"] or {}
-    if cancel.get("before_start"):
-        abort.abort()
-    elif "after_ms" in cancel:
-        timer = threading.Timer(cancel["after_ms"] / 1000, abort.abort)
-        timer.daemon = True
-        timer.start()
-    handle = run_class(run, abort)
-    try:
-        try:
-            handle.start()
-        except RunRejected as rejected:
-            return {"start": {"rejected": str(rejected)}, "result": None, "dispose": []}
-        finally:
-            barrier.wait()
-        if run["dispose_after_ms"] is None:
-            result = handle.result()
-            first = handle.dispose()
-        else:
-            time.sleep(max(0.0, started + run["dispose_after_ms"] / 1000 - time.monotonic()))
-            first = handle.dispose()
-            result = handle.result()
-        return {"start": {"published": True}, "result": result, "dispose": [first, handle.dispose()]}
-    finally:
-        if timer is not None:
-            timer.cancel()
 
 
 def run_codex(request: Json, run_class: type[CodexProcessRun] = CodexProcessRun) -> Json:
     """The run_codex operation: start every run so that they overlap, then settle and dispose each."""
-    runs: list[Json] = request["runs"]
-    barrier = threading.Barrier(len(runs))
-    outcomes: list[Json | None] = [None] * len(runs)
-    errors: list[BaseException] = []
-
-    def drive(index: int, run: Json) -> None:
-        try:
-            outcomes[index] = _drive(run, barrier, run_class)
-        except BaseException as exc:  # re-raised in the caller's thread
-            errors.append(exc)
-            barrier.abort()
-
-    threads = [threading.Thread(target=drive, args=(i, r), name=f"codex-run-{i}") for i, r in enumerate(runs)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
-    return {"runs": outcomes}
+    return {"runs": process.run_batch(request["runs"], run_class)}

@@ -1,0 +1,311 @@
+"""The process tier of both products through one interface.
+
+``product_scenarios(spec, product)`` is a product's scenarios as they run: the scenario file's,
+each ``for_each_row`` template expanded once per row of its table, and those the product layer
+generates from the spec. ``plan_runs(spec, scenario, folder)`` turns one scenario into the RUNs
+of one call, each with canaries planted in its working directory, its environment and its task,
+and with the record its fake writes. The checks every product shares are here too: the texts of
+an outcome are sentences of the product's grammar carrying no canary, the outcome is one the
+spec allows, nothing was spawned for a request refused at admission, the fake got the run's
+directory and environment, and the runs of one call overlapped.
+
+What differs stays in the product layers (conformance/claude_code_process.py,
+conformance/codex_process.py): the scenarios a product generates, how its expected outcomes are
+rendered, and what its provider must have written on the wire.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from conformance import claude_code_process, codex_process
+from conformance.grammar import Matcher, roots
+from conformance.processes import RUN_TOKEN_VARIABLE, call_runs
+from conformance.scenarios import (
+    CANARY,
+    PlannedRun,
+    Scenario,
+    build_run,
+    load_scenarios,
+    scenario_file,
+    substitute,
+)
+from conformance.spec import Spec
+
+Json = Any
+Allowed = dict[str, list[Json]]
+
+DEADLINE = 20.0  # seconds one call may take before the adapter counts as hung
+# No sentence of the grammar contains any of these (case-insensitive): the canaries the suite plants
+# and the scenarios' own secrets ("SECRET...", "/private/..."), and an injected fault's "FAULT-<token>".
+MARKERS = ("SECRET", "/private/", "FAULT-")
+# A batch's runs wait this long before acting, so that the fakes of one call provably overlap.
+OVERLAP_MS = 500
+# The interpreter the fakes run on adds this when the environment names no locale (PEP 538).
+COERCED_LOCALE = "LC_CTYPE"
+
+
+class ProductLayer(Protocol):
+    """What a product module (conformance/claude_code_process.py, conformance/codex_process.py) adds."""
+
+    def generated_scenarios(self, spec: Spec) -> list[Scenario]:
+        """Scenarios made from the spec's data rather than written in the scenario file."""
+
+    def complete_row(self, spec: Spec, table: str, row: Json, expect: Json) -> None:
+        """Complete a ``for_each_row`` template's expectation with what the row implies."""
+
+    def allowed_outcomes(self, spec: Spec, scenario: Scenario, run: Json) -> Allowed:
+        """Each outcome part (start, result, dispose) as the spec renders it, with its allowed variants."""
+
+    def protocol_problems(self, spec: Spec, planned: PlannedRun, record: list[Json]) -> list[str]:
+        """Everything the provider wrote on the product's wire that the spec does not allow."""
+
+
+@dataclass(frozen=True)
+class Tier:
+    """What the shared machinery needs to know of one product."""
+
+    layer: ProductLayer
+    operation: str
+    credential: str  # the product's API key variable, planted as a canary with this prefix:
+    credential_prefix: str
+    label_variable: str  # each run's identity in its own environment (a scenario may have the fake echo it)
+    # Whether the provider starts the product with exactly the RUN's argv and environment (Codex,
+    # CDX-052), or appends its own flags and SDK variables (Claude Code, CC-044).
+    exact_launch: bool
+
+
+TIERS: dict[str, Tier] = {
+    "claude-code": Tier(claude_code_process, "run_claude_code", "ANTHROPIC_API_KEY", "sk-ant-", "RUN_LABEL", False),
+    "codex": Tier(codex_process, "run_codex", "OPENAI_API_KEY", "sk-", "CODEX_FAKE_COPY", True),
+}
+
+
+# --------------------------------------------------------------------------- scenarios
+
+_SCENARIOS: dict[tuple[int, str], list[Scenario]] = {}
+
+
+def product_scenarios(spec: Spec, product: str) -> list[Scenario]:
+    """The product's scenarios as they run (file, expanded templates, generated), once per spec."""
+    key = (id(spec), product)
+    if key not in _SCENARIOS:
+        found: list[Scenario] = []
+        for scenario in load_scenarios(spec, scenario_file(product)):
+            found += expand(spec, scenario) if scenario.for_each_row else [scenario]
+        _SCENARIOS[key] = [*found, *TIERS[product].layer.generated_scenarios(spec)]
+    return _SCENARIOS[key]
+
+
+def expand(spec: Spec, scenario: Scenario) -> list[Scenario]:
+    """A template once per row of its table ("$row.<column>"), named after the row's first column."""
+    table = scenario.for_each_row
+    assert table is not None
+    out = []
+    for row in spec.table(scenario.product, table).rows:
+        expect = substitute(scenario.expect, {"row": row})
+        TIERS[scenario.product].layer.complete_row(spec, table, row, expect)
+        out.append(
+            dataclasses.replace(
+                scenario,
+                name=f"{scenario.name}-{next(iter(row.values()))}",
+                actions=substitute(scenario.actions, {"row": row}),
+                expect=expect,
+                for_each_row=None,
+            )
+        )
+    return out
+
+
+def batches(spec: Spec, product: str) -> dict[str, list[Scenario]]:
+    """The scenarios that also run together in one call, by batch name."""
+    found: dict[str, list[Scenario]] = {}
+    for scenario in product_scenarios(spec, product):
+        if scenario.batch:
+            found.setdefault(scenario.batch, []).append(scenario)
+    return found
+
+
+def overlapping(scenario: Scenario) -> Scenario:
+    """The scenario with a pause first, so that its fake lives until every fake of the call started."""
+    return dataclasses.replace(scenario, actions=[{"sleep_ms": OVERLAP_MS}, *scenario.actions])
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def plan_runs(spec: Spec, scenario: Scenario, folder: Path) -> list[PlannedRun]:
+    """The runs of one call for ``scenario`` (``run.concurrent`` copies, cycling through the
+    permission modes unless the scenario sets one), with canaries in every folder name (so in the
+    working directory and the fake's path), the environment and the task."""
+    tier = TIERS[scenario.product]
+    copies = int(scenario.run.get("concurrent", 1))
+    modes = [str(m) for m in spec.vocabulary(f"{scenario.product}.permission_mode").values]
+    planned = []
+    for copy in range(copies):
+        mark = uuid.uuid4().hex[:8]
+        run, record = build_run(scenario, folder / f"{CANARY}cwd_{mark}" / f"{scenario.name}-{copy}")
+        run["env"].update(
+            {
+                tier.label_variable: f"{scenario.name}-{copy}",
+                "CANARY_VALUE": f"{CANARY}env_{mark}",
+                tier.credential: f"{tier.credential_prefix}{CANARY}credential_{mark}",
+            }
+        )
+        if "task" not in scenario.run:
+            run["task"] = [{"type": "text", "text": f"{CANARY}task_{mark} Summarise the repository."}]
+        if copies > 1 and "mode" not in scenario.run:
+            run["mode"] = modes[copy % len(modes)]
+        planned.append(PlannedRun(scenario, run, record))
+    return planned
+
+
+def call(adapter: Any, planned: list[PlannedRun]) -> list[Json]:
+    """The product's process operation on these runs, in one call, with a deadline and the survivor scan."""
+    [operation] = {TIERS[p.scenario.product].operation for p in planned}
+    return call_runs(adapter, operation, [p.run for p in planned], DEADLINE)
+
+
+# --------------------------------------------------------------------------- checks every product shares
+
+
+def run_problems(spec: Spec, planned: PlannedRun, outcome: Json) -> list[str]:
+    """Everything wrong with one run's outcome and with what its fake saw."""
+    tier = TIERS[planned.scenario.product]
+    record = planned.recorded()
+    problems = outcome_problems(outcome, tier.layer.allowed_outcomes(spec, planned.scenario, planned.run))
+    problems += leaks(spec, planned, outcome, record)
+    if record and refused_before_spawn(spec, planned.scenario):
+        problems.append("a process was started for a request that must be refused before any process starts")
+    if record:
+        problems += launch_problems(planned, record)
+    problems += tier.layer.protocol_problems(spec, planned, record)
+    return problems
+
+
+def outcome_problems(outcome: Json, allowed: Allowed) -> list[str]:
+    """Each part of the outcome (start, result, dispose) is one the spec allows."""
+    problems = []
+    for key, options in allowed.items():
+        if outcome[key] not in options:
+            shown = "\n    or ".join(json.dumps(o, ensure_ascii=False) for o in options)
+            problems.append(
+                f"{key}: got\n    {json.dumps(outcome[key], ensure_ascii=False)}\n  the spec says\n    {shown}"
+            )
+    return problems
+
+
+def texts(outcome: Json) -> list[tuple[str, str]]:
+    """Every provider-authored text of a run outcome, with its grammar kind."""
+    found = []
+    if "rejected" in outcome["start"]:
+        found.append(("start-rejection", outcome["start"]["rejected"]))
+    if outcome["result"] is not None and "diagnostic" in outcome["result"]:
+        found.append(("run-result", outcome["result"]["diagnostic"]))
+    found += [("dispose-rejection", s["rejected"]) for s in outcome["dispose"] if "rejected" in s]
+    return found
+
+
+_GRAMMARS: dict[int, dict[tuple[str, str], Matcher]] = {}
+
+
+def product_name(spec: Spec, product: str) -> str:
+    """The product as the grammar and table canary_sites name it (diagnostic.products)."""
+    [name] = [r["product"] for r in spec.table("diagnostic", "products").rows if r["area"] == product]
+    return str(name)
+
+
+def grammar(spec: Spec, product: str, kind: str) -> Matcher:
+    if id(spec) not in _GRAMMARS:
+        _GRAMMARS[id(spec)] = roots(spec)
+    return _GRAMMARS[id(spec)][(product_name(spec, product), kind)]
+
+
+def leaks(spec: Spec, planned: PlannedRun, outcome: Json, record: list[Json]) -> list[str]:
+    """Every text is a sentence of its grammar root and carries no marker and nothing the run planted
+    (environment values, task texts, working directory, run token)."""
+    run = planned.run
+    planted = [*run["env"].values(), *(b.get("text", "") for b in run["task"]), run["cwd"] or ""]
+    planted += [line["token"] for line in record[:1] if line.get("token")]
+    problems = []
+    for kind, text in texts(outcome):
+        if not grammar(spec, planned.scenario.product, kind).matches(text):
+            problems.append(f"{kind} text is no sentence of the grammar: {text!r}")
+        problems += [
+            f"{canary!r} leaked into {text!r}"
+            for canary in [*MARKERS, *planted]
+            if len(canary) >= 4 and canary.lower() in text.lower()
+        ]
+    return problems
+
+
+def refused_before_spawn(spec: Spec, scenario: Scenario) -> bool:
+    """Whether start() must reject before any product process exists: an unusable working directory,
+    a command that is not the fake, or a row of table startup_rejections ordered before startup."""
+    start = scenario.expect["start"]
+    if start == "published":
+        return False
+    if scenario.run.get("cwd", "default") != "default" or scenario.run.get("executable", "fake") != "fake":
+        return True
+    rows = spec.table(scenario.product, "startup_rejections").rows
+    index = start["rejected"].get("plain", start["rejected"].get("row"))
+    return index is not None and bool(rows[index]["order"] < max(r["order"] for r in rows))
+
+
+def launch_problems(planned: PlannedRun, record: list[Json]) -> list[str]:
+    """The fake was started with the run's command, in its working directory, with its environment
+    and its run token (exactly, or with the provider's own additions where the product has them)."""
+    tier = TIERS[planned.scenario.product]
+    run, first = planned.run, record[0]
+    problems = []
+    wanted = run["argv"][2:]  # the interpreter and -I are not in the fake's own argv
+    got = first["argv"] if tier.exact_launch else first["argv"][: len(wanted)]
+    if got != wanted:
+        problems.append(f"the product got the arguments {first['argv']}, not {wanted}")
+    if os.path.realpath(first["cwd"]) != os.path.realpath(run["cwd"]):
+        problems.append(f"the product ran in {first['cwd']}, not {run['cwd']}")
+    env = dict(first["env"])
+    if first.get("token") is None or env.pop(RUN_TOKEN_VARIABLE, None) != first["token"]:
+        problems.append("the product did not get the run's token (call_runs adds it to the run's environment)")
+    if COERCED_LOCALE not in run["env"]:
+        env.pop(COERCED_LOCALE, None)
+    missing = sorted(k for k in run["env"] if k not in env)
+    changed = sorted(k for k in run["env"] if k in env and env[k] != run["env"][k])
+    added = sorted(set(env) - set(run["env"])) if tier.exact_launch else []
+    if missing or changed or added:
+        problems.append(f"the product's environment differs: added {added}, missing {missing}, changed {changed}")
+    return problems
+
+
+def overlap_problems(planned: list[PlannedRun]) -> list[str]:
+    """The runs of one call overlapped: every fake started, and none ended on its own (its ending
+    line) before the last one started. A fake its provider killed writes no ending line, and its
+    record cannot say when it died, so it bounds only the start."""
+    records = [p.recorded() for p in planned]
+    if not all(records):
+        return [f"{sum(1 for r in records if not r)} of {len(records)} fakes never started"]
+    last_start = max(r[0]["t"] for r in records)
+    ended = [line["t"] for r in records for line in r if "end" in line]
+    if ended and min(ended) <= last_start:
+        return ["the runs did not overlap: a fake ended before another one started"]
+    return []
+
+
+def canary_site_problems(spec: Spec, product: str) -> list[str]:
+    """The rows of canary_sites planted via the product's operation are exactly the sites its scenarios plant."""
+    operation, name = TIERS[product].operation, product_name(spec, product)
+    rows = spec.table("redaction", "canary_sites").rows
+    sites = {r["site"] for r in rows if r["product"] == name and operation in r["plant_via"]}
+    planted = {site for s in product_scenarios(spec, product) for site in s.plants}
+    problems = []
+    if sites - planted:
+        problems.append(f"no {name} scenario plants a canary at {sorted(sites - planted)}")
+    if planted - sites:
+        problems.append(f"scenarios plant at sites that are not {operation} sites: {sorted(planted - sites)}")
+    return problems
