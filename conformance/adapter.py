@@ -15,15 +15,13 @@ import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import jsonschema
 
 from conformance.exec_adapter import ExecAdapter, ExecFailure, ExecStartError, ExecTarget, Limits
-from conformance.spec import SCHEMA_URN, Spec, schema_validator
+from conformance.spec import Spec, describe_error, operations_schema
 
 
 class AdapterUsageError(Exception):
@@ -47,21 +45,8 @@ class OperationError(AssertionError):
     """An operation raised: always the adapter's own failure, never an expected outcome (ADP-013)."""
 
 
-@cache
-def _definition(root: Path, definition: str) -> jsonschema.protocols.Validator:
-    return schema_validator(root, "operations").evolve(schema={"$ref": f"{SCHEMA_URN}operations#/$defs/{definition}"})
-
-
 def _schema(spec: Spec, definition: str) -> jsonschema.protocols.Validator:
-    return _definition(spec.root, definition)
-
-
-def _describe(error: jsonschema.ValidationError) -> str:
-    where = "".join(f"[{p!r}]" for p in error.absolute_path) or "(the whole value)"
-    offending = json.dumps(error.instance, ensure_ascii=False)
-    if len(offending) > 300:
-        offending = offending[:300] + "…"
-    return f"{error.message} at {where}; offending value: {offending}"
+    return operations_schema(spec.root, definition)
 
 
 @dataclass
@@ -90,7 +75,7 @@ class Adapter:
         """Call operation ``name``; the answer is returned only once it fits the schema."""
         errors = list(_schema(self.spec, f"{name}_input").iter_errors(payload))
         if errors:  # the suite's own inputs must be valid: a failure here is a suite bug
-            raise AssertionError(f"the suite built an invalid {name} input: {_describe(errors[0])}")
+            raise AssertionError(f"the suite built an invalid {name} input: {describe_error(errors[0])}")
         func = self.operation(name)
         try:
             answer = func(copy.deepcopy(payload))
@@ -105,14 +90,15 @@ class Adapter:
         except (TypeError, ValueError) as exc:
             raise AdapterResponseError(f"{name} returned a value that is not JSON-shaped: {exc}") from None
         for error in _schema(self.spec, f"{name}_output").iter_errors(answer):
-            raise AdapterResponseError(f"{name} returned an invalid response: {_describe(error)}")
+            raise AdapterResponseError(f"{name} returned an invalid response: {describe_error(error)}")
         return answer
 
 
-def load_adapter(impl: str, spec: Spec, exec_timeout: float | None = None) -> Adapter:
-    """Import ``pkg.mod`` or ``pkg.mod:attr``, or start ``exec:COMMAND``, and check its declaration."""
+def load_adapter(impl: str, spec: Spec, exec_timeout: float | None = None, validate: bool = False) -> Adapter:
+    """Import ``pkg.mod`` or ``pkg.mod:attr``, or start ``exec:COMMAND``, and check its declaration.
+    ``validate`` (--validate-adapter) also checks every exec protocol line against its schema."""
     if impl.startswith("exec:"):
-        return _load_exec(impl, spec, exec_timeout)
+        return _load_exec(impl, spec, exec_timeout, validate)
     module_name, _, attr = impl.partition(":")
     if not module_name or not all(part.isidentifier() for part in module_name.split(".")):
         raise AdapterUsageError(
@@ -144,11 +130,11 @@ def load_adapter(impl: str, spec: Spec, exec_timeout: float | None = None) -> Ad
     return Adapter(impl, declaration, target, spec)
 
 
-def _load_exec(impl: str, spec: Spec, exec_timeout: float | None) -> Adapter:
+def _load_exec(impl: str, spec: Spec, exec_timeout: float | None, validate: bool) -> Adapter:
     command = impl.removeprefix("exec:").strip()
     if not command:
         raise AdapterUsageError(f"--impl={impl}: exec: needs a command, e.g. exec:node adapter.mjs", "malformed-impl")
-    process = ExecAdapter(command, spec, Limits.from_spec(spec, exec_timeout))
+    process = ExecAdapter(command, spec, Limits.from_spec(spec, exec_timeout), validate)
     try:
         declaration = process.describe()
         check_declaration(declaration, spec, f"--impl={impl}: ")
@@ -195,7 +181,7 @@ def check_declaration(declaration: Any, spec: Spec, where: str = "") -> None:
             "malformed-declaration",
         )
     for error in _schema(spec, "declaration").iter_errors(declaration):
-        raise AdapterUsageError(f"{where}CONFORMANCE is malformed: {_describe(error)}", "malformed-declaration")
+        raise AdapterUsageError(f"{where}CONFORMANCE is malformed: {describe_error(error)}", "malformed-declaration")
     for provider, version in declaration["providers"].items():
         locked = (spec.areas[provider].locked or {}).get("version")
         if version != locked:

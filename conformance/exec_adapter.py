@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from conformance.spec import Spec
+from conformance.spec import Spec, describe_error, operations_schema
 
 
 class ExecFailure(AssertionError):
@@ -66,8 +66,15 @@ class _Process:
 class ExecAdapter:
     """One adapter command, and the process currently serving it."""
 
-    def __init__(self, command: str, spec: Spec, limits: Limits) -> None:
+    def __init__(self, command: str, spec: Spec, limits: Limits, validate: bool = False) -> None:
         self.command = command
+        # --validate-adapter: every line in both directions is checked against exec_request /
+        # exec_response, not only the operation values inside them (which are always checked).
+        self.envelopes = (
+            (operations_schema(spec.root, "exec_request"), operations_schema(spec.root, "exec_response"))
+            if validate
+            else None
+        )
         self.argv = shlex.split(command)
         self.limits = limits
         self.tiers = {row["operation"]: row["tier"] for row in spec.table("adapter-protocol", "operations").rows}
@@ -153,7 +160,11 @@ class ExecAdapter:
     def _exchange(self, process: _Process, op: str, payload: Any, timeout: float) -> Any:
         request_id = process.next_id
         process.next_id += 1
-        line = json.dumps({"id": request_id, "op": op, "input": payload}, ensure_ascii=False) + "\n"
+        request = {"id": request_id, "op": op, "input": payload}
+        if self.envelopes is not None:
+            for error in self.envelopes[0].iter_errors(request):  # the suite's own line: a suite bug
+                raise AssertionError(f"the suite built an invalid exec request: {describe_error(error)}")
+        line = json.dumps(request, ensure_ascii=False) + "\n"
         try:
             assert process.popen.stdin is not None
             process.popen.stdin.write(line.encode("utf-8"))
@@ -185,6 +196,13 @@ class ExecAdapter:
             self._kill(process)
             shown = answer.decode("utf-8", "replace").rstrip("\n")[:300]
             raise ExecFailure(self._account(process, op, f"malformed response line {shown!r} (restarting)"))
+        if self.envelopes is not None:
+            for error in self.envelopes[1].iter_errors(message):
+                shown = answer.decode("utf-8", "replace").rstrip("\n")[:300]
+                raise ExecFailure(
+                    f"{op}: response line {shown!r} is not a valid exec_response "
+                    f"(--validate-adapter): {describe_error(error)}"
+                )
         if "error" in message:
             error = message["error"]
             text = error.get("message") if isinstance(error, dict) else None

@@ -47,6 +47,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(default: pure_call_timeout of the spec's exec_limits)",
     )
     group.addoption(
+        "--validate-adapter",
+        action="store_true",
+        help="with --impl=exec:…, also validate every protocol line in both directions against "
+        "exec_request / exec_response of spec/schema/operations.json (operation values are always validated)",
+    )
+    group.addoption(
         "--requirement",
         action="append",
         default=[],
@@ -127,7 +133,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{REAL_PRODUCTS_MARKER}: needs the real products (runs with --real-products)")
     try:
         spec = load_spec()
-        adapter = load_adapter(config.getoption("impl"), spec, config.getoption("exec_timeout"))
+        adapter = load_adapter(
+            config.getoption("impl"), spec, config.getoption("exec_timeout"), config.getoption("validate_adapter")
+        )
     except (SpecError, AdapterUsageError) as exc:
         raise pytest.UsageError(str(exc)) from None
     session = ConformanceSession(config, spec, adapter)

@@ -209,6 +209,22 @@ def schema_validator(root: Path, name: str) -> jsonschema.protocols.Validator:
     return jsonschema.Draft202012Validator(schema, registry=_registry(schema_root))
 
 
+@cache
+def operations_schema(root: Path, definition: str) -> jsonschema.protocols.Validator:
+    """A validator for one definition of spec/schema/operations.json (an operation's input or
+    output, the declaration, an exec protocol line)."""
+    return schema_validator(root, "operations").evolve(schema={"$ref": f"{SCHEMA_URN}operations#/$defs/{definition}"})
+
+
+def describe_error(error: ValidationError) -> str:
+    """A schema error as one line: what is wrong, where in the value, and the offending value."""
+    where = "".join(f"[{p!r}]" for p in error.absolute_path) or "(the whole value)"
+    offending = json.dumps(error.instance, ensure_ascii=False)
+    if len(offending) > 300:
+        offending = offending[:300] + "…"
+    return f"{error.message} at {where}; offending value: {offending}"
+
+
 def _deepest(error: ValidationError) -> ValidationError:
     # oneOf/anyOf say only "not valid under any": the closest branch says what is wrong.
     while error.context:
