@@ -4,9 +4,8 @@ adapter claims and lacks fails naming the operation; what it does not claim is n
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 
 from conformance.adapter import AdapterUsageError, check_declaration, load_adapter
 from conformance.spec import load_spec
+from tests.conftest import RunSuite, SuiteRun
 
 DECLARATION = (
     'CONFORMANCE = {{"protocol": "{protocol}", "{key}": {bindings}, "providers": {{}}, "process_drivers": []}}\n'
@@ -36,31 +36,29 @@ ADAPTERS = {
     "one_binding": "from reference_impl import *\n"
     + DECLARATION.format(protocol="1", key="bindings", bindings='["chunk-events"]'),
 }
+RunPytest = Callable[..., SuiteRun]
 
 
-def run_pytest(tmp_path: Path, impl: str, *args: str) -> subprocess.CompletedProcess[str]:
+@pytest.fixture
+def adapters(tmp_path: Path) -> Iterator[Path]:
+    """Every adapter of ADAPTERS written beside the nested session, importable by name, and
+    imported afresh by each test (another test's copy may be cached under the same name)."""
     for name, source in ADAPTERS.items():
         (tmp_path / f"{name}.py").write_text(source, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "no:xdist",
-            f"--impl={impl}",
-            "--pyargs",
-            *(args or ("conformance.test_spec",)),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+        sys.modules.pop(name, None)
+    yield tmp_path
+    for name in ADAPTERS:
+        sys.modules.pop(name, None)
+
+
+@pytest.fixture
+def run_pytest(adapters: Path, run_suite: RunSuite) -> RunPytest:
+    """The suite against one of ADAPTERS (by default over conformance.test_spec)."""
+
+    def run(impl: str, *args: str) -> SuiteRun:
+        return run_suite("--pyargs", *(args or ("conformance.test_spec",)), impl=impl)
+
+    return run
 
 
 @pytest.mark.requirement("ADP-001", "ADP-002", "ADP-003", "ADP-004", "ADP-005", "ADP-006")
@@ -81,45 +79,43 @@ def run_pytest(tmp_path: Path, impl: str, *args: str) -> subprocess.CompletedPro
         ("not a module", "expected a module path"),
     ],
 )
-def test_bad_impl_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, impl: str, message: str) -> None:
-    for name, source in ADAPTERS.items():
-        (tmp_path / f"{name}.py").write_text(source, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
+def test_bad_impl_is_a_usage_error(adapters: Path, monkeypatch: pytest.MonkeyPatch, impl: str, message: str) -> None:
+    monkeypatch.syspath_prepend(str(adapters))
     with pytest.raises(AdapterUsageError) as caught:
         load_adapter(impl, load_spec())
     assert str(caught.value).startswith(f"--impl={impl}: ") and message in str(caught.value)
 
 
 @pytest.mark.requirement("ADP-006")
-def test_a_usage_error_stops_the_run_with_exit_status_4(tmp_path: Path) -> None:
-    done = run_pytest(tmp_path, "odd_binding")
-    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
-    assert "--impl=odd_binding: CONFORMANCE claims unknown binding 'smoke-signals'" in done.stderr
+def test_a_usage_error_stops_the_run_with_exit_status_4(run_pytest: RunPytest) -> None:
+    done = run_pytest("odd_binding")
+    assert done.code == pytest.ExitCode.USAGE_ERROR, done.tail
+    assert "--impl=odd_binding: CONFORMANCE claims unknown binding 'smoke-signals'" in done.err
 
 
 @pytest.mark.requirement("ADP-001", "ADP-002")
-def test_the_header_names_the_adapter_and_its_claims(tmp_path: Path) -> None:
-    done = run_pytest(tmp_path, "reference_impl")
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "adapter reference_impl: {" in done.stdout and '"chunk-events"' in done.stdout
+def test_the_header_names_the_adapter_and_its_claims(run_pytest: RunPytest) -> None:
+    done = run_pytest("reference_impl")
+    assert done.code == 0, done.tail
+    assert "adapter reference_impl: {" in done.out and '"chunk-events"' in done.out
 
 
 @pytest.mark.requirement("ADP-008", "ADP-010")
-def test_a_claimed_but_missing_operation_fails_naming_it(tmp_path: Path) -> None:
-    done = run_pytest(tmp_path, "lacks_fold", "conformance.test_selection", "-k", "golden_vector and chunk-")
-    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
-    assert "adapter lacks_fold claims what needs operation 'fold_output'" in done.stdout
+def test_a_claimed_but_missing_operation_fails_naming_it(run_pytest: RunPytest) -> None:
+    done = run_pytest("lacks_fold", "conformance.test_selection", "-k", "golden_vector and chunk-")
+    assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
+    assert "adapter lacks_fold claims what needs operation 'fold_output'" in done.out
 
 
 @pytest.mark.requirement("ADP-008", "ADP-009", "ADP-022")
-def test_unclaimed_areas_are_not_applicable_never_passed(tmp_path: Path) -> None:
+def test_unclaimed_areas_are_not_applicable_never_passed(tmp_path: Path, run_pytest: RunPytest) -> None:
     report = tmp_path / "report.json"
     done = run_pytest(
-        tmp_path, "one_binding", "conformance.test_selection", "-k", "golden_vector", f"--conformance-report={report}"
+        "one_binding", "conformance.test_selection", "-k", "golden_vector", f"--conformance-report={report}"
     )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "not applicable (unclaimed by the adapter; not counted as passed)" in done.stdout
-    assert "one_binding does not claim bindings 'embedded-stream'" in done.stdout
+    assert done.code == 0, done.tail
+    assert "not applicable (unclaimed by the adapter; not counted as passed)" in done.out
+    assert "one_binding does not claim bindings 'embedded-stream'" in done.out
     data = json.loads(report.read_text(encoding="utf-8"))
     outcomes = {t["nodeid"].split("[")[1]: t["outcome"] for t in data["tests"]}
     assert {o for name, o in outcomes.items() if not name.startswith("chunk-")} == {"not-applicable"}
@@ -144,14 +140,12 @@ def test_declaration_vectors(vector: dict[str, Any]) -> None:
 
 
 @pytest.mark.requirement("ADP-012")
-def test_a_malformed_answer_fails_with_the_schema_error_and_the_value(tmp_path: Path) -> None:
+def test_a_malformed_answer_fails_with_the_schema_error_and_the_value(run_pytest: RunPytest) -> None:
     done = run_pytest(
-        tmp_path, "malformed_answers", "conformance.test_results", "conformance.test_diagnostic",
+        "malformed_answers", "conformance.test_results", "conformance.test_diagnostic",
         "-k", "(render_vector and upstream) or bound_vector",
     )  # fmt: skip
-    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout + done.stderr
-    assert (
-        "render_tool_result returned an invalid response: 'yes' is not of type 'boolean' at ['isError']" in done.stdout
-    )
-    assert 'offending value: "yes"' in done.stdout
-    assert "bound_diagnostic returned a value that is not JSON-shaped" in done.stdout
+    assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
+    assert "render_tool_result returned an invalid response: 'yes' is not of type 'boolean' at ['isError']" in done.out
+    assert 'offending value: "yes"' in done.out
+    assert "bound_diagnostic returned a value that is not JSON-shaped" in done.out

@@ -3,29 +3,24 @@ ADP-011), what an operation that raises or answers an error does to the test (AD
 that the conformance tests of ADP-014 and DIA-021 reject adapters that break them.
 
 Adapters are small modules written to a scratch folder; the suite runs against them in a
-nested in-process session, as tests/test_known_bad.py does.
+nested in-process session (tests/conftest.py run_suite), as tests/test_known_bad.py does.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import sys
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import settings
 
 import conformance
 from conformance.adapter import Adapter
-from conformance.profiles import register_profiles
 from conformance.spec import SCHEMA_URN, load_spec, schema_validator
 from conformance.test_adapter_protocol import VECTOR_CALLS
+from tests.conftest import RunSuite
 
 PACKAGE = Path(conformance.__file__).resolve().parent
 WriteAdapter = Callable[[str], str]
@@ -172,23 +167,9 @@ def settle_run(request):
 }
 
 
-@dataclass(frozen=True)
-class Run:
-    code: int
-    output: str
-    report: dict[str, Any]
-
-    def outcomes(self) -> dict[str, tuple[str, str]]:
-        return {t["nodeid"]: (t["outcome"], t.get("message", "")) for t in self.report.get("tests", [])}
-
-    def violated(self) -> list[str]:
-        return [r["id"] for r in self.report.get("requirements", []) if r["status"] == "violated"]
-
-
 @pytest.fixture
-def write_adapter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> WriteAdapter:
-    """Write an adapter module under a fresh name (modules are cached per process) and return it."""
-    monkeypatch.syspath_prepend(str(tmp_path))
+def write_adapter(tmp_path: Path) -> WriteAdapter:
+    """Write an adapter module under a fresh name beside the nested session and return its name."""
 
     def write(source: str) -> str:
         name = f"adapter_{uuid.uuid4().hex[:12]}"
@@ -198,36 +179,15 @@ def write_adapter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> WriteAdapt
     return write
 
 
-def run_suite(tmp_path: Path, impl: str, *args: str) -> Run:
-    """The suite against ``impl`` in a nested in-process session, with the self-test profile."""
-    report = tmp_path / f"report-{uuid.uuid4().hex[:8]}.json"
-    register_profiles()
-    previous = settings.get_current_profile_name()
-    settings.load_profile("selftest")
-    output = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(output):
-            code = int(
-                pytest.main(
-                    ["-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:randomly", f"--impl={impl}",
-                     f"--conformance-report={report}", "--rootdir", str(tmp_path), *args]
-                )
-            )  # fmt: skip
-    finally:
-        settings.load_profile(previous)
-    data = json.loads(report.read_text(encoding="utf-8")) if report.exists() else {}
-    return Run(code, output.getvalue()[-6000:], data)
-
-
 @pytest.mark.requirement("ADP-007")
-def test_every_call_gets_a_fresh_json_value(tmp_path: Path, write_adapter: WriteAdapter) -> None:
+def test_every_call_gets_a_fresh_json_value(write_adapter: WriteAdapter, run_suite: RunSuite) -> None:
     """Every golden-vector test of every pure operation (a selection vector feeds fold_output and
     select_output from the same rows) against an adapter that refuses anything but a fresh JSON
     value, and clears what it was given."""
     impl = write_adapter(STRICT)
     tiers = ["selection", "results", "diagnostic", "claude_code", "codex"]
-    run = run_suite(tmp_path, impl, "-k", "vector", *map(tier, tiers))
-    assert run.code == 0, run.output
+    run = run_suite("-q", "-k", "vector", *map(tier, tiers), impl=impl, report=True)
+    assert run.code == 0, run.tail
     passed = {nodeid.split("::")[-1].split("[")[0] for nodeid, (o, _) in run.outcomes().items() if o == "passed"}
     assert {"test_golden_vector", "test_settle_vector", "test_line_vector", "test_outcome_vector"} <= passed, passed
 
@@ -283,7 +243,7 @@ def test_an_invalid_input_is_refused_before_the_adapter_sees_it() -> None:
     [("python", "bound_diagnostic raised ValueError: "), ("exec", "bound_diagnostic failed in the adapter: ")],
 )
 def test_an_operation_that_fails_fails_each_test_naming_it(
-    tmp_path: Path, write_adapter: WriteAdapter, form: str, says: str
+    tmp_path: Path, write_adapter: WriteAdapter, run_suite: RunSuite, form: str, says: str
 ) -> None:
     """The failure names the operation and the error; the tests of other operations still pass."""
     if form == "python":
@@ -292,8 +252,10 @@ def test_an_operation_that_fails_fails_each_test_naming_it(
         script = tmp_path / "answers_an_error.py"
         script.write_text(ANSWERS_AN_ERROR, encoding="utf-8")
         impl = f"exec:{sys.executable} {script}"
-    run = run_suite(tmp_path, impl, "-k", "bound_vector or render_vector", tier("diagnostic"), tier("results"))
-    assert run.code == pytest.ExitCode.TESTS_FAILED, run.output
+    run = run_suite(
+        "-q", "-k", "bound_vector or render_vector", tier("diagnostic"), tier("results"), impl=impl, report=True
+    )
+    assert run.code == pytest.ExitCode.TESTS_FAILED, run.tail
     outcomes = run.outcomes()
     bound = {nodeid: outcome for nodeid, outcome in outcomes.items() if "bound_vector" in nodeid}
     assert bound and all(o == "failed" and says in m and "the bound fell over" in m for o, m in bound.values()), bound
@@ -302,8 +264,8 @@ def test_an_operation_that_fails_fails_each_test_naming_it(
 
 @pytest.mark.parametrize(("requirement", "where", "source"), BROKEN.values(), ids=list(BROKEN))
 def test_a_broken_adapter_is_rejected_by_the_test_of_its_requirement(
-    tmp_path: Path, write_adapter: WriteAdapter, requirement: str, where: list[str], source: str
+    write_adapter: WriteAdapter, run_suite: RunSuite, requirement: str, where: list[str], source: str
 ) -> None:
-    run = run_suite(tmp_path, write_adapter(source), f"--requirement={requirement}", *where)
-    assert run.code == pytest.ExitCode.TESTS_FAILED, run.output
-    assert run.violated() == [requirement], run.output
+    run = run_suite("-q", f"--requirement={requirement}", *where, impl=write_adapter(source), report=True)
+    assert run.code == pytest.ExitCode.TESTS_FAILED, run.tail
+    assert run.violated() == [requirement], run.tail

@@ -7,12 +7,9 @@ The nested sessions run against a copy of the spec with requirements that no tes
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 import shutil
-import subprocess
-import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +21,9 @@ from conformance import coverage
 from conformance.cli import main
 from conformance.resources import spec_dir
 from conformance.spec import Spec, load_spec
+from tests.conftest import RunSuite
+
+Collect = Callable[..., tuple[int, str, set[str]]]
 
 PACKAGE = Path(conformance.__file__).resolve().parent
 OWN_TESTS = Path(__file__).resolve().parent
@@ -78,16 +78,16 @@ class _Named:
         self.ids |= {rid for item in items for mark in item.iter_markers("requirement") for rid in mark.args}
 
 
-def collect(tmp_path: Path, *args: str) -> tuple[int, str, set[str]]:
+@pytest.fixture
+def collect(run_suite: RunSuite) -> Collect:
     """A nested collection-only session: its exit code, its output, the IDs its tests name."""
-    named = _Named()
-    output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        code = pytest.main(
-            ["--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--rootdir", str(tmp_path), *args],
-            [named],
-        )
-    return int(code), output.getvalue(), named.ids
+
+    def run(*args: str) -> tuple[int, str, set[str]]:
+        named = _Named()
+        done = run_suite("--collect-only", "-q", *args, plugins=[named])
+        return done.code, done.out, named.ids
+
+    return run
 
 
 def listed(output: str) -> dict[str, str]:
@@ -95,10 +95,12 @@ def listed(output: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("with_project", [False, True], ids=["wheel", "checkout"])
-def test_a_whole_suite_run_names_every_untested_requirement(tmp_path: Path, gate_on: Copy, with_project: bool) -> None:
+def test_a_whole_suite_run_names_every_untested_requirement(
+    collect: Collect, gate_on: Copy, with_project: bool
+) -> None:
     """Everything not excluded needs a test; a requirement tested by the project's own tests only
     when they are collected too (a wheel has none)."""
-    code, output, named = collect(tmp_path, str(PACKAGE), *([str(OWN_TESTS)] if with_project else []))
+    code, output, named = collect(str(PACKAGE), *([str(OWN_TESTS)] if with_project else []))
     assert code == pytest.ExitCode.INTERRUPTED, output
     assert "requirement coverage gate:" in output and "ERROR collecting" in output, output
     found = listed(output)
@@ -123,8 +125,8 @@ PARTIAL = {
 
 
 @pytest.mark.parametrize("args", PARTIAL.values(), ids=list(PARTIAL))
-def test_a_partial_run_does_not_trip_the_gate(tmp_path: Path, gate_on: Copy, args: list[str]) -> None:
-    code, output, _ = collect(tmp_path, *args)
+def test_a_partial_run_does_not_trip_the_gate(collect: Collect, gate_on: Copy, args: list[str]) -> None:
+    code, output, _ = collect(*args)
     assert code == pytest.ExitCode.OK, output
     assert "requirement coverage gate" not in output
 
@@ -139,26 +141,23 @@ def test_names_an_unknown_requirement():
 """
 
 
-def test_an_unknown_requirement_id_fails_any_run(tmp_path: Path) -> None:
+def test_an_unknown_requirement_id_fails_any_run(tmp_path: Path, collect: Collect) -> None:
     (tmp_path / "test_unknown_id.py").write_text(UNKNOWN_ID, encoding="utf-8")
-    code, output, _ = collect(tmp_path, str(tmp_path / "test_unknown_id.py"))
+    code, output, _ = collect(str(tmp_path / "test_unknown_id.py"))
     assert code == pytest.ExitCode.INTERRUPTED, output
     assert "requirement markers name IDs the spec does not define:\n  test_unknown_id.py::" in output, output
     assert "test_names_an_unknown_requirement: SEL-998" in output and ": SEL-001" not in output
 
 
-def test_under_xdist_the_gate_fails_once_and_runs_nothing(tmp_path: Path) -> None:
+def test_under_xdist_the_gate_fails_once_and_runs_nothing(tmp_path: Path, run_suite: RunSuite) -> None:
     """Every worker collects and finds the same problem; the controller shows it once, as a
     collection error, and no worker runs a test. (An untested requirement in a whole-suite run
-    goes through the same report as the unknown ID used here, which needs no whole suite.)"""
+    goes through the same report as the unknown ID used here, which needs no whole suite.)
+    The controller runs nested in this process; its two workers are interpreters of their own."""
     (tmp_path / "test_unknown_id.py").write_text(UNKNOWN_ID, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2", "--rootdir", str(tmp_path),
-         str(tmp_path / "test_unknown_id.py")],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    output = done.stdout + done.stderr
-    assert done.returncode == pytest.ExitCode.TESTS_FAILED, output
+    done = run_suite("-n", "2", str(tmp_path / "test_unknown_id.py"), xdist=True)
+    output = done.output
+    assert done.code == pytest.ExitCode.TESTS_FAILED, output
     assert "INTERNALERROR" not in output and "crashed" not in output, output
     assert output.count("ERROR collecting test session") == 1, output
     assert "test_names_an_unknown_requirement: SEL-998" in output, output

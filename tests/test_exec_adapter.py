@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from conformance.resources import fixtures_dir
+from tests.conftest import RunSuite, SuiteRun
+
+RunExec = Callable[..., SuiteRun]
 
 # A minimal exec adapter around the reference implementation, with ways to misbehave.
 PYTHON_ADAPTER = """
@@ -40,13 +42,15 @@ for line in sys.stdin:
 """
 
 
-def run_suite(tmp_path: Path, command: str, *args: str, mode: str = "") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SUBAGENT_ADAPTER_MISBEHAVE": mode, "SUBAGENT_CONFORMANCE_PROFILE": "selftest"}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", f"--impl=exec:{command}",
-         *args],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+@pytest.fixture
+def run_exec(run_suite: RunSuite) -> RunExec:
+    """The suite, in a nested session, against the exec adapter COMMAND (a process of its own),
+    told how to misbehave through its environment."""
+
+    def run(command: str, *args: str, mode: str = "") -> SuiteRun:
+        return run_suite("-q", *args, impl=f"exec:{command}", env={"SUBAGENT_ADAPTER_MISBEHAVE": mode})
+
+    return run
 
 
 @pytest.fixture
@@ -78,23 +82,23 @@ def _alive(token: str) -> list[str]:
 
 
 @pytest.mark.requirement("ADP-015", "ADP-016", "ADP-017", "ADP-021")
-def test_an_exec_adapter_runs_the_selection_tier(tmp_path: Path, python_adapter: str) -> None:
-    done = run_suite(tmp_path, python_adapter, "--pyargs", "conformance.test_selection", "-k", "golden_vector")
-    assert done.returncode == 0, done.stdout + done.stderr
+def test_an_exec_adapter_runs_the_selection_tier(run_exec: RunExec, python_adapter: str) -> None:
+    done = run_exec(python_adapter, "--pyargs", "conformance.test_selection", "-k", "golden_vector")
+    assert done.code == 0, done.tail
     assert _alive(python_adapter.split()[-1]) == [], "the adapter outlived the run"
 
 
 @pytest.mark.requirement("ADP-018", "ADP-019", "ADP-021")
 def test_a_hung_adapter_fails_its_test_within_the_timeout_and_the_run_goes_on(
-    tmp_path: Path, python_adapter: str
+    run_exec: RunExec, python_adapter: str
 ) -> None:
-    done = run_suite(
-        tmp_path, python_adapter, "--exec-timeout=1", "--pyargs", "conformance.test_results",
+    done = run_exec(
+        python_adapter, "--exec-timeout=1", "--pyargs", "conformance.test_results",
         "-k", "render_vector and upstream", mode="hang",
     )  # fmt: skip
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "render_tool_result: no answer within 1 s (hung; killed)" in done.stdout
-    assert _failed_only(done.stdout) >= 2, "every vector fails on its own, against a fresh adapter"
+    assert done.code == 1, done.tail
+    assert "render_tool_result: no answer within 1 s (hung; killed)" in done.out
+    assert _failed_only(done.out) >= 2, "every vector fails on its own, against a fresh adapter"
     assert _alive(python_adapter.split()[-1]) == []
 
 
@@ -108,16 +112,16 @@ def test_a_hung_adapter_fails_its_test_within_the_timeout_and_the_run_goes_on(
 )
 @pytest.mark.requirement("ADP-015", "ADP-016", "ADP-019")
 def test_a_crashed_or_babbling_adapter_fails_each_test_and_is_restarted(
-    tmp_path: Path, python_adapter: str, mode: str, account: str
+    run_exec: RunExec, python_adapter: str, mode: str, account: str
 ) -> None:
-    done = run_suite(
-        tmp_path, python_adapter, "--pyargs", "conformance.test_results", "-k", "render_vector and upstream", mode=mode
+    done = run_exec(
+        python_adapter, "--pyargs", "conformance.test_results", "-k", "render_vector and upstream", mode=mode
     )
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert account in done.stdout
+    assert done.code == 1, done.tail
+    assert account in done.out
     if mode == "crash":
-        assert "boom: the adapter fell over" in done.stdout, "the failure must show the adapter's stderr"
-    assert _failed_only(done.stdout) >= 2, "every test ran against a restarted adapter"
+        assert "boom: the adapter fell over" in done.out, "the failure must show the adapter's stderr"
+    assert _failed_only(done.out) >= 2, "every test ran against a restarted adapter"
 
 
 NODE_ADAPTER = fixtures_dir() / "adapters" / "node" / "adapter.mjs"
@@ -125,11 +129,10 @@ NODE_ADAPTER = fixtures_dir() / "adapters" / "node" / "adapter.mjs"
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed; .ci/run installs it")
 @pytest.mark.requirement("ADP-015", "ADP-016", "ADP-017", "ADP-020", "ADP-021")
-def test_the_node_adapter_passes_the_golden_vectors(tmp_path: Path) -> None:
+def test_the_node_adapter_passes_the_golden_vectors(run_exec: RunExec) -> None:
     # .ci/run also runs the whole selection and results tiers against it (the properties too).
-    done = run_suite(
-        tmp_path, f"node {NODE_ADAPTER}", "--pyargs", "conformance.test_selection", "conformance.test_results",
-        "-k", "vector",
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-5000:] + done.stderr
-    assert re.match(r"\d+ passed, \d+ deselected in ", done.stdout.strip().splitlines()[-1]), done.stdout[-500:]
+    done = run_exec(
+        f"node {NODE_ADAPTER}", "--pyargs", "conformance.test_selection", "conformance.test_results", "-k", "vector"
+    )
+    assert done.code == 0, done.tail
+    assert re.match(r"\d+ passed, \d+ deselected in ", done.out.strip().splitlines()[-1]), done.out[-500:]

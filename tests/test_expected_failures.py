@@ -3,25 +3,29 @@ list that names nothing, or is malformed, is a usage error saying where."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from conformance.resources import fixtures_dir
+from tests.conftest import RunSuite, SuiteRun
+
+Run = Callable[..., SuiteRun]
 
 
-def run(tmp_path: Path, impl: str, listing: str, *args: str) -> subprocess.CompletedProcess[str]:
-    (tmp_path / "expected.yaml").write_text(listing, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(fixtures_dir() / "known_bad"), "SUBAGENT_CONFORMANCE_PROFILE": "selftest"}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", f"--impl={impl}",
-         "--expected-failures=expected.yaml", "--pyargs", "conformance.test_selection", "-k", "golden_vector", *args],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+@pytest.fixture
+def run(tmp_path: Path, run_suite: RunSuite) -> Run:
+    """The selection tier's golden vectors against ``impl``, with ``listing`` as expected.yaml."""
+
+    def go(impl: str, listing: str, *args: str, report: bool = False) -> SuiteRun:
+        (tmp_path / "expected.yaml").write_text(listing, encoding="utf-8")
+        return run_suite(
+            "-q", "--expected-failures=expected.yaml", "--pyargs", "conformance.test_selection", "-k", "golden_vector",
+            *args, impl=impl, importable=[fixtures_dir() / "known_bad"], report=report,
+        )  # fmt: skip
+
+    return go
 
 
 GAP = """expected_failures:
@@ -32,29 +36,28 @@ GAP = """expected_failures:
 
 
 @pytest.mark.requirement("ADP-022")
-def test_a_listed_gap_is_expected_and_reported(tmp_path: Path) -> None:
-    done = run(tmp_path, "bad_no_text_fallback", GAP, "--requirement=SEL-008", "--conformance-report=report.json")
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "xfailed" in done.stdout.strip().splitlines()[-1]
-    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
-    [sel008] = [r for r in report["requirements"] if r["id"] == "SEL-008"]
+def test_a_listed_gap_is_expected_and_reported(run: Run) -> None:
+    done = run("bad_no_text_fallback", GAP, "--requirement=SEL-008", report=True)
+    assert done.code == 0, done.tail
+    assert "xfailed" in done.out.strip().splitlines()[-1]
+    [sel008] = [r for r in done.report["requirements"] if r["id"] == "SEL-008"]
     assert sel008["status"] == "violated" and sel008["reason"] == "expected failure: no streamed-text fallback yet"
 
 
-def test_a_gap_that_closed_fails_the_run(tmp_path: Path) -> None:
-    done = run(tmp_path, "reference_impl", GAP, "--requirement=SEL-008")
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "XPASS(strict)" in done.stdout
+def test_a_gap_that_closed_fails_the_run(run: Run) -> None:
+    done = run("reference_impl", GAP, "--requirement=SEL-008")
+    assert done.code == 1, done.tail
+    assert "XPASS(strict)" in done.out
 
 
-def test_an_entry_naming_nothing_is_a_usage_error(tmp_path: Path) -> None:
+def test_an_entry_naming_nothing_is_a_usage_error(run: Run) -> None:
     listing = GAP + "  - test: test_golden_vector[no-such-vector]\n    reason: stale\n"
-    done = run(tmp_path, "bad_no_text_fallback", listing, "--requirement=SEL-008")
-    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
-    assert "expected.yaml:5: test test_golden_vector[no-such-vector] names no test of this run" in done.stderr
+    done = run("bad_no_text_fallback", listing, "--requirement=SEL-008")
+    assert done.code == pytest.ExitCode.USAGE_ERROR, done.tail
+    assert "expected.yaml:5: test test_golden_vector[no-such-vector] names no test of this run" in done.err
 
 
-def test_a_malformed_list_names_file_line_and_field(tmp_path: Path) -> None:
-    done = run(tmp_path, "reference_impl", "expected_failures:\n  - requirement: SEL-008\n    link: x\n")
-    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
-    assert "expected.yaml:2: expected_failures[0]: 'reason' is a required property" in done.stderr
+def test_a_malformed_list_names_file_line_and_field(run: Run) -> None:
+    done = run("reference_impl", "expected_failures:\n  - requirement: SEL-008\n    link: x\n")
+    assert done.code == pytest.ExitCode.USAGE_ERROR, done.tail
+    assert "expected.yaml:2: expected_failures[0]: 'reason' is a required property" in done.err

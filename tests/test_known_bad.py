@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.selftest import KnownBad, known_bad_adapters, run_inline
+from conformance.resources import fixtures_dir
+from conformance.selftest import KnownBad, known_bad_adapters, selection
+from tests.conftest import RunSuite
 
 
 @pytest.mark.parametrize("bad", known_bad_adapters(), ids=lambda bad: bad.module)
-def test_known_bad_adapter_is_rejected(bad: KnownBad) -> None:
-    verdict = run_inline(bad.module, bad.tiers, bad.caught_by)
-    assert verdict.exit_code == 1, f"the suite accepted {bad.module} ({bad.bug}):\n{verdict.output}"
-    missing = set(bad.caught_by) - set(verdict.violated)
+def test_known_bad_adapter_is_rejected(bad: KnownBad, run_suite: RunSuite) -> None:
+    run = run_suite("-q", *selection(bad), impl=bad.module, importable=[fixtures_dir() / "known_bad"], report=True)
+    assert run.code == 1, f"the suite accepted {bad.module} ({bad.bug}):\n{run.tail}"
+    missing = set(bad.caught_by) - set(run.violated())
     assert not missing, (
-        f"{bad.module} was rejected by {', '.join(verdict.violated)}, but not by {', '.join(sorted(missing))}"
+        f"{bad.module} was rejected by {', '.join(run.violated())}, but not by {', '.join(sorted(missing))}"
     )

@@ -4,9 +4,6 @@ and JUnit XML whose test cases carry their requirement IDs."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -14,19 +11,18 @@ import pytest
 
 from conformance.resources import fixtures_dir
 from conformance.spec import load_spec, schema_validator
+from tests.conftest import RunSuite
 
 
 @pytest.mark.requirement("ADP-022")
-def test_report_summary_and_junit_of_a_rejected_adapter(tmp_path: Path) -> None:
+def test_report_summary_and_junit_of_a_rejected_adapter(tmp_path: Path, run_suite: RunSuite) -> None:
     report, summary, junit = tmp_path / "report.json", tmp_path / "summary.md", tmp_path / "junit.xml"
-    env = {**os.environ, "PYTHONPATH": str(fixtures_dir() / "known_bad"), "SUBAGENT_CONFORMANCE_PROFILE": "selftest"}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-         "--impl=bad_no_text_fallback", "--requirement=SEL-008", "--pyargs", "conformance.test_selection",
-         f"--conformance-report={report}", f"--conformance-summary={summary}", f"--junitxml={junit}"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    done = run_suite(
+        "-q", "--requirement=SEL-008", "--pyargs", "conformance.test_selection", f"--conformance-report={report}",
+        f"--conformance-summary={summary}", f"--junitxml={junit}",
+        impl="bad_no_text_fallback", importable=[fixtures_dir() / "known_bad"],
     )  # fmt: skip
-    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.code == 1, done.tail
 
     data = json.loads(report.read_text(encoding="utf-8"))
     errors = list(schema_validator(load_spec().root, "report").iter_errors(data))
@@ -41,4 +37,4 @@ def test_report_summary_and_junit_of_a_rejected_adapter(tmp_path: Path) -> None:
 
     cases = ET.parse(junit).getroot().iter("testcase")
     properties = [{p.get("name"): p.get("value") for p in case.iter("property")} for case in cases]
-    assert properties and all("SEL-008" in p["requirements"].split() for p in properties)
+    assert properties and all("SEL-008" in (p["requirements"] or "").split() for p in properties)
