@@ -217,7 +217,9 @@ def operations_schema(root: Path, definition: str) -> jsonschema.protocols.Valid
 
 
 def describe_error(error: ValidationError) -> str:
-    """A schema error as one line: what is wrong, where in the value, and the offending value."""
+    """A schema error as one line: what is wrong, where in the value, and the offending value
+    (for a oneOf/anyOf, the closest branch's complaint rather than "not valid under any")."""
+    error = _deepest(error)
     where = "".join(f"[{p!r}]" for p in error.absolute_path) or "(the whole value)"
     offending = json.dumps(error.instance, ensure_ascii=False)
     if len(offending) > 300:

@@ -33,6 +33,9 @@ for line in sys.stdin:
         sys.stdout.write("this is not json\\n"); sys.stdout.flush(); continue
     elif mode == "wrong-id":
         answer = {"id": request["id"] + 100, "output": None}
+    elif mode == "extra-key":  # a right answer in a line that exec_response does not allow
+        output = getattr(reference_impl, request["op"])(request["input"])
+        answer = {"id": request["id"], "output": output, "elapsed_ms": 3}
     else:
         try:
             answer = {"id": request["id"], "output": getattr(reference_impl, request["op"])(request["input"])}
@@ -122,6 +125,20 @@ def test_a_crashed_or_babbling_adapter_fails_each_test_and_is_restarted(
     if mode == "crash":
         assert "boom: the adapter fell over" in done.out, "the failure must show the adapter's stderr"
     assert _failed_only(done.out) >= 2, "every test ran against a restarted adapter"
+
+
+@pytest.mark.requirement("ADP-016")
+def test_validate_adapter_checks_every_response_line(run_exec: RunExec, python_adapter: str) -> None:
+    """A response line with a member exec_response does not allow: tolerated by default (only
+    the operation's value is checked), a failure of every call under --validate-adapter."""
+    args = ("--pyargs", "conformance.test_results", "-k", "render_vector and upstream")
+    lenient = run_exec(python_adapter, *args, mode="extra-key")
+    assert lenient.code == 0, lenient.tail
+    strict = run_exec(python_adapter, "--validate-adapter", *args, mode="extra-key")
+    assert strict.code == 1, strict.tail
+    assert "is not a valid exec_response (--validate-adapter)" in strict.out
+    assert "elapsed_ms" in strict.out, "the failure must show the offending line"
+    assert _failed_only(strict.out) >= 2
 
 
 NODE_ADAPTER = fixtures_dir() / "adapters" / "node" / "adapter.mjs"
