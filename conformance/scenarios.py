@@ -16,7 +16,7 @@ from typing import Any
 
 from conformance.resources import fixtures_dir
 from conformance.spec import Problem, Spec, SpecError, schema_problems, schema_validator
-from conformance.yamlpos import YamlError, format_path, load_located
+from conformance.yamlpos import Located, YamlError, format_path, load_located
 
 Json = Any
 
@@ -79,6 +79,7 @@ def load_scenarios(spec: Spec, file: Path) -> list[Scenario]:
                     problems.append(
                         Problem(str(file), located.line_of(where), format_path(where), f"unknown canary site {site!r}")
                     )
+            problems += _rejection_row_problems(spec, data["product"], item, located, str(file), path)
     if problems:
         raise SpecError(problems)
     return [
@@ -125,6 +126,30 @@ def substitute(value: Json, bound: dict[str, Json]) -> Json:
                 raise KeyError(f"{value!r}: {name} has no {key!r}")
             return bound[name][key]
     return value
+
+
+def _rejection_row_problems(
+    spec: Spec, product: str, item: Json, located: Located, file: str, path: tuple[str | int, ...]
+) -> list[Problem]:
+    """A rejected start names a row of the product's table startup_rejections by index: it must
+    exist and have the form the expectation implies (``plain`` a plain row, ``row`` a line row)."""
+    start = item["expect"]["start"]
+    rejected = start.get("rejected", {}) if isinstance(start, dict) else {}
+    rows = spec.table(product, "startup_rejections").rows
+    problems = []
+    for key, plain in (("plain", True), ("row", False)):
+        if key not in rejected:
+            continue
+        where = (*path, "expect", "start", "rejected", key)
+        index = rejected[key]
+        if index >= len(rows):
+            message = f"{product}.startup_rejections has {len(rows)} rows; there is no row {index}"
+        elif (rows[index]["form"] == "plain") != plain:
+            message = f"{product}.startup_rejections row {index} has form {rows[index]['form']!r}, not what {key} needs"
+        else:
+            continue
+        problems.append(Problem(file, located.line_of(where), format_path(where), message))
+    return problems
 
 
 def scenario_file(product: str) -> Path:

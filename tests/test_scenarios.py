@@ -100,3 +100,22 @@ def test_not_yaml_names_the_line(tmp_path: Path) -> None:
     [problem] = problems(SPEC, file)
     assert problem.file == str(file) and problem.line >= line
     assert problem.message.startswith("not valid YAML")
+
+
+@pytest.mark.parametrize(
+    ("product", "key", "replacement", "complaint"),
+    [
+        ("codex", "plain", "99", "rows; there is no row 99"),
+        ("codex", "plain", "8", "row 8 has form 'startup-line', not what plain needs"),
+        ("claude-code", "row", "0", "row 0 has form 'plain', not what row needs"),
+    ],
+)
+def test_a_startup_rejections_row_must_exist_and_fit(
+    tmp_path: Path, product: str, key: str, replacement: str, complaint: str
+) -> None:
+    """Rows are referenced by index: a missing row or one of the wrong form is named at load time."""
+    file, line = broken(tmp_path, rf"(?<=\{{{key}: )\d+", replacement, product)
+    [problem] = problems(SPEC, file)
+    assert (problem.line, problem.field.rsplit(".", 1)[-1]) == (line, key), problem
+    assert problem.field.endswith(f".expect.start.rejected.{key}"), problem.field
+    assert problem.message.endswith(complaint), problem.message
