@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 RUN_TOKEN_VARIABLE = "SUBAGENT_CONFORMANCE_RUN"
-DEFAULT_DEADLINE = 30.0
+DEFAULT_DEADLINE = 20.0  # seconds one call may take before the adapter counts as hung
 
 Json = Any
 

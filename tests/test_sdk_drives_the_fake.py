@@ -14,7 +14,6 @@ saying so.
 from __future__ import annotations
 
 import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -75,4 +74,3 @@ def test_the_python_agent_sdk_drives_the_fake_cli(scenario: Scenario, tmp_path: 
 def test_some_scenarios_qualify() -> None:
     """The selection above must not quietly shrink to nothing."""
     assert len(SCENARIOS) >= 5, [s.name for s in SCENARIOS]
-    assert sys.version_info >= (3, 10)
