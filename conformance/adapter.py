@@ -34,24 +34,33 @@ class AdapterUsageError(Exception):
 
 
 class AdapterResponseError(AssertionError):
-    """The adapter answered with a value its operation's schema does not allow."""
+    """The adapter answered with a value its operation's schema does not allow (ADP-012)."""
+
+    requirements = ("ADP-012",)
 
 
 class MissingOperation(AssertionError):
-    """The adapter claims an area but lacks an operation that area needs."""
+    """The adapter claims an area but lacks an operation that area needs (ADP-010)."""
+
+    requirements = ("ADP-010",)
 
 
 class OperationError(AssertionError):
     """An operation raised: always the adapter's own failure, never an expected outcome (ADP-013)."""
+
+    requirements = ("ADP-013",)
 
 
 def _schema(spec: Spec, definition: str) -> jsonschema.protocols.Validator:
     return operations_schema(spec.root, definition)
 
 
-@dataclass
+@dataclass(repr=False)
 class Adapter:
     """A loaded adapter: its declaration, and a validated way to call it."""
+
+    def __repr__(self) -> str:  # a fixture's repr opens every traceback: one line
+        return f"Adapter({self.impl!r})"
 
     impl: str
     declaration: dict[str, Any]
@@ -72,7 +81,15 @@ class Adapter:
         return func  # type: ignore[no-any-return]
 
     def call(self, name: str, payload: Any) -> Any:
-        """Call operation ``name``; the answer is returned only once it fits the schema."""
+        """Call operation ``name``; the answer is returned only once it fits the schema. A failure
+        of the adapter layer carries the operation and its input, for the failure's explanation."""
+        try:
+            return self._call(name, payload)
+        except (AdapterResponseError, MissingOperation, OperationError, ExecFailure) as exc:
+            exc.operation, exc.input = name, payload  # type: ignore[union-attr]
+            raise
+
+    def _call(self, name: str, payload: Any) -> Any:
         errors = list(_schema(self.spec, f"{name}_input").iter_errors(payload))
         if errors:  # the suite's own inputs must be valid: a failure here is a suite bug
             raise AssertionError(f"the suite built an invalid {name} input: {describe_error(errors[0])}")

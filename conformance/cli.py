@@ -98,9 +98,12 @@ def _selftest(args: argparse.Namespace) -> int:
             print(f"{verdict.impl:<40}{'passes' if ok else 'FAILS':<12}-")
         else:
             missing = sorted(set(bad.caught_by) - set(verdict.violated))
-            ok = verdict.rejected and not missing
+            wider = sorted(set(verdict.violated) - set(bad.caught_by))
+            ok = verdict.rejected and not missing and not wider  # exact blame: equal, not merely contained
             caught = ", ".join(verdict.violated) or "-"
-            note = f"  (expected also {', '.join(missing)})" if missing else ""
+            note = (f"  (expected also {', '.join(missing)})" if missing else "") + (
+                f"  (over-blamed: {', '.join(wider)})" if wider else ""
+            )
             print(f"{verdict.impl:<40}{'rejected' if verdict.rejected else 'ACCEPTED':<12}{caught}{note}")
         if not ok:
             failures += 1

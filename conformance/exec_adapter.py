@@ -23,7 +23,12 @@ from conformance.spec import Spec, describe_error, operations_schema
 
 
 class ExecFailure(AssertionError):
-    """The adapter process failed the current call (crash, hang, malformed or error answer)."""
+    """The adapter process failed the current call (crash, hang, malformed or error answer);
+    ``requirements`` is the exec-protocol requirement the failure shows."""
+
+    def __init__(self, message: str, requirements: tuple[str, ...] = ("ADP-019",)) -> None:
+        super().__init__(message)
+        self.requirements = requirements
 
 
 class ExecStartError(Exception):
@@ -176,7 +181,9 @@ class ExecAdapter:
             answer = process.lines.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
             self._kill(process)
-            raise ExecFailure(self._account(process, op, f"no answer within {timeout:g} s (hung; killed)")) from None
+            raise ExecFailure(
+                self._account(process, op, f"no answer within {timeout:g} s (hung; killed)"), ("ADP-018",)
+            ) from None
         if answer is _EOF:
             process.popen.wait()
             status = process.popen.returncode
@@ -195,18 +202,23 @@ class ExecAdapter:
         ):
             self._kill(process)
             shown = answer.decode("utf-8", "replace").rstrip("\n")[:300]
-            raise ExecFailure(self._account(process, op, f"malformed response line {shown!r} (restarting)"))
+            raise ExecFailure(
+                self._account(process, op, f"malformed response line {shown!r} (restarting)"), ("ADP-015", "ADP-016")
+            )
         if self.envelopes is not None:
             for error in self.envelopes[1].iter_errors(message):
                 shown = answer.decode("utf-8", "replace").rstrip("\n")[:300]
                 raise ExecFailure(
                     f"{op}: response line {shown!r} is not a valid exec_response "
-                    f"(--validate-adapter): {describe_error(error)}"
+                    f"(--validate-adapter): {describe_error(error)}",
+                    ("ADP-015",),
                 )
         if "error" in message:
             error = message["error"]
             text = error.get("message") if isinstance(error, dict) else None
-            raise ExecFailure(f"{op} failed in the adapter: {text if isinstance(text, str) else error!r}")
+            raise ExecFailure(
+                f"{op} failed in the adapter: {text if isinstance(text, str) else error!r}", ("ADP-013",)
+            )
         return message["output"]
 
     def _account(self, process: _Process, op: str, what: str) -> str:

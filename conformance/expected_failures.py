@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,19 +49,54 @@ def load_entries(path: Path, spec_root: Path) -> list[Entry]:
     ]
 
 
-def apply(
-    entries: list[Entry], items: list[pytest.Item], known: set[str], ids_of: dict[str, list[str]], path: str
-) -> None:
-    """Mark the listed tests strictly expected to fail; an entry that names nothing is an error."""
-    idle = []
-    for entry in entries:
-        if entry.requirement is not None and entry.requirement not in known:
-            idle.append(f"{path}:{entry.line}: requirement {entry.requirement} is not in the spec")
-            continue
-        matched = [item for item in items if entry.names(item.nodeid, ids_of.get(item.nodeid, []))]
-        if not matched:
-            idle.append(f"{path}:{entry.line}: {entry.describe()} names no test of this run")
-        for item in matched:
-            item.add_marker(pytest.mark.xfail(strict=True, reason=f"expected failure: {entry.reason}"))
-    if idle:
-        raise pytest.UsageError("--expected-failures lists entries that name nothing:\n  " + "\n  ".join(idle))
+class ExpectedFailures:
+    """Judges failures against the listed gaps, by the run's one attribution: a failure is expected
+    when a ``test`` entry names its test, or when every requirement it is blamed on is listed. A
+    listed test that passes fails (strict); a listed requirement whose tests ran without any
+    failure blamed on it is *stale* and fails the run; an entry no test of this run reaches is
+    *unused* and reported, so a narrower or sharded run can share the project-wide file."""
+
+    def __init__(self, entries: list[Entry], path: str, known: set[str]) -> None:
+        strangers = [
+            f"{path}:{e.line}: requirement {e.requirement} is not in the spec"
+            for e in entries
+            if e.requirement is not None and e.requirement not in known
+        ]
+        if strangers:
+            raise pytest.UsageError(
+                "--expected-failures names requirements the spec lacks:\n  " + "\n  ".join(strangers)
+            )
+        self.entries = entries
+        self.path = path
+        self.requirements = {e.requirement: e for e in entries if e.requirement is not None}
+
+    def listed_test(self, nodeid: str) -> Entry | None:
+        return next((e for e in self.entries if e.test is not None and e.names(nodeid, [])), None)
+
+    def expecting(self, nodeid: str, blamed: list[str]) -> Entry | None:
+        """The entry that makes this failure expected, if any."""
+        entry = self.listed_test(nodeid)
+        if entry is not None:
+            return entry
+        if blamed and all(rid in self.requirements for rid in blamed):
+            return self.requirements[blamed[0]]
+        return None
+
+    def judge(self, tests: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+        """(stale, unused) entries, as lines naming the file and line, from every test's record."""
+        stale, unused = [], []
+        for entry in self.entries:
+            where = f"{self.path}:{entry.line}: {entry.describe()}"
+            if entry.test is not None:
+                if not any(entry.names(t["nodeid"], []) for t in tests):
+                    unused.append(f"{where} names no test of this run")
+                continue
+            ran = [t for t in tests if entry.requirement in t["requirements"] and t["outcome"] not in _DID_NOT_RUN]
+            if not ran:
+                unused.append(f"{where}: no test of this run checks it")
+            elif not any(t["outcome"] == "expected-failure" and entry.requirement in t.get("blamed", ()) for t in ran):
+                stale.append(f"{where}: its tests ran and no failure shows it (the gap has closed: remove the entry)")
+        return stale, unused
+
+
+_DID_NOT_RUN = ("skipped", "not-applicable")

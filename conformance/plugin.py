@@ -5,19 +5,27 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 import conformance
-from conformance import expected_failures as expected
 from conformance.adapter import Adapter, AdapterUsageError, load_adapter
+from conformance.blame import blamed_requirements, failure_records
 from conformance.coverage import GATE_KEY, RequirementGate
-from conformance.expected_failures import load_entries
+from conformance.expected_failures import ExpectedFailures, load_entries
 from conformance.profiles import register_profiles
-from conformance.report import NOT_APPLICABLE, REQUIREMENTS_PROPERTY, Recorder, markdown_summary, write_json
+from conformance.report import (
+    BLAMED_PROPERTY,
+    FAILURE_ATTRIBUTE,
+    NOT_APPLICABLE,
+    REQUIREMENTS_PROPERTY,
+    Recorder,
+    markdown_summary,
+    write_json,
+)
 from conformance.spec import Spec, SpecError, load_spec
 
 register_profiles()
@@ -96,6 +104,43 @@ class ConformanceSession:
         self.adapter = adapter
         self.recorder = Recorder()
         self.is_worker = hasattr(config, "workerinput")
+        self.expected: ExpectedFailures | None = None
+        self.stale: list[str] = []
+        self.unused: list[str] = []
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """The run's one attribution: what a failure is blamed on, and whether it was expected."""
+        report = yield
+        if report.failed and call.excinfo is not None:
+            exc = call.excinfo.value
+            exact = blamed_requirements(exc)
+            blamed = list(exact) if exact is not None else _ids(item)
+            report.user_properties.append((BLAMED_PROPERTY, " ".join(blamed)))
+            setattr(
+                report,
+                FAILURE_ATTRIBUTE,
+                json.dumps(
+                    {"attribution": "exact" if exact is not None else "markers", "failures": failure_records(exc)},
+                    ensure_ascii=False,
+                    default=repr,
+                ),
+            )
+            entry = self.expected.expecting(item.nodeid, blamed) if self.expected is not None else None
+            if entry is not None and call.when == "call":
+                report.outcome = "skipped"
+                report.wasxfail = f"expected failure: {entry.reason}"
+        elif report.passed and call.when == "call" and self.expected is not None:
+            entry = self.expected.listed_test(item.nodeid)
+            if entry is not None:
+                report.outcome = "failed"
+                report.longrepr = (
+                    f"[XPASS(strict)] listed as an expected failure ({self.expected.path}:{entry.line}: "
+                    f"{entry.reason}) but passed: remove the entry"
+                )
+        return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if not self.is_worker:
@@ -104,6 +149,10 @@ class ConformanceSession:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.is_worker:
             return
+        if self.expected is not None:
+            self.stale, self.unused = self.expected.judge(list(self.recorder.tests.values()))
+            if self.stale and session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
         report = self.recorder.report(self.spec, self.adapter.impl, self.adapter.declaration)
         if path := self.config.getoption("conformance_report"):
             write_json(Path(path), report)
@@ -124,6 +173,14 @@ class ConformanceSession:
             terminalreporter.section("not applicable (unclaimed by the adapter; not counted as passed)")
             for reason, count in sorted(counts.items()):
                 terminalreporter.line(f"{count:5d}  {reason}")
+        if self.stale:
+            terminalreporter.section("stale expected failures (they fail the run)")
+            for line in self.stale:
+                terminalreporter.line(line)
+        if self.unused:
+            terminalreporter.section("unused expected failures (no test of this run reaches them)")
+            for line in self.unused:
+                terminalreporter.line(line)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -131,14 +188,19 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", f"{REQUIREMENT_MARKER}(*ids): the spec requirement IDs a conformance test checks (e.g. SEL-001)"
     )
     config.addinivalue_line("markers", f"{REAL_PRODUCTS_MARKER}: needs the real products (runs with --real-products)")
+    expected: ExpectedFailures | None = None
     try:
         spec = load_spec()
+        if path := config.getoption("expected_failures"):  # before the adapter: a bad list starts nothing
+            known = {req.id for req in spec.requirements()}
+            expected = ExpectedFailures(load_entries(Path(path), spec.root), path, known)
         adapter = load_adapter(
             config.getoption("impl"), spec, config.getoption("exec_timeout"), config.getoption("validate_adapter")
         )
     except (SpecError, AdapterUsageError) as exc:
         raise pytest.UsageError(str(exc)) from None
     session = ConformanceSession(config, spec, adapter)
+    session.expected = expected
     config.stash[_session_key] = session
     config.pluginmanager.register(session, "subagent-conformance-session")
     gate = RequirementGate(spec, _ids)  # unknown IDs, and requirements no test names
@@ -171,9 +233,6 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         ids = _ids(item)
         if ids:
             item.user_properties.append((REQUIREMENTS_PROPERTY, " ".join(ids)))
-    if path := config.getoption("expected_failures"):
-        entries = load_entries(Path(path), config.stash[_session_key].spec.root)
-        expected.apply(entries, items, known, {item.nodeid: _ids(item) for item in items}, path)
     wanted = {rid.strip() for option in config.getoption("requirement") for rid in option.split(",") if rid.strip()}
     if wanted:
         strangers = sorted(wanted - known)

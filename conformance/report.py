@@ -17,12 +17,14 @@ import conformance
 from conformance.spec import Spec
 
 NOT_APPLICABLE = "not applicable: "
-REQUIREMENTS_PROPERTY = "requirements"
+REQUIREMENTS_PROPERTY = "requirements"  # what a test checks: its markers
+BLAMED_PROPERTY = "blamed"  # what a failure shows: the run's one attribution (conformance/blame.py)
+FAILURE_ATTRIBUTE = "conformance_failure"  # a report attribute (JSON text) that survives pytest-xdist
 
 
-def requirement_ids(report: pytest.TestReport) -> list[str]:
-    for name, value in report.user_properties:
-        if name == REQUIREMENTS_PROPERTY:
+def requirement_ids(report: pytest.TestReport, name: str = REQUIREMENTS_PROPERTY) -> list[str]:
+    for key, value in report.user_properties:
+        if key == name:
             return str(value).split()
     return []
 
@@ -43,9 +45,15 @@ class Recorder:
         entry = self.tests.setdefault(
             report.nodeid, {"nodeid": report.nodeid, "outcome": "passed", "requirements": requirement_ids(report)}
         )
+        failure = getattr(report, FAILURE_ATTRIBUTE, None)
+        if failure is not None:
+            details = json.loads(failure)
+            entry["blamed"] = requirement_ids(report, BLAMED_PROPERTY)
+            entry["attribution"] = details["attribution"]
+            entry["failures"] = details["failures"]
         if report.failed:
             entry["outcome"] = "failed" if report.when == "call" else "error"
-            entry["message"] = _first_line(report.longreprtext)
+            entry["message"] = _message(entry, report)
         elif report.skipped and hasattr(report, "wasxfail"):
             entry["outcome"] = "expected-failure"
             entry["message"] = str(report.wasxfail)
@@ -55,21 +63,32 @@ class Recorder:
             entry["message"] = reason.removeprefix(NOT_APPLICABLE)
 
     def report(self, spec: Spec, impl: str, declaration: dict[str, Any]) -> dict[str, Any]:
+        """Each requirement's one status: *violated* when a failure is blamed on it, whatever the
+        markers of the failing test; *passed* when a test that checks it passed."""
         by_requirement: dict[str, list[dict[str, Any]]] = {}
+        blamed_on: dict[str, list[dict[str, Any]]] = {}
         for test in self.tests.values():
             for rid in test["requirements"]:
                 by_requirement.setdefault(rid, []).append(test)
+            for rid in test.get("blamed", ()):
+                blamed_on.setdefault(rid, []).append(test)
         requirements = []
         for req in spec.requirements():
             tests = by_requirement.get(req.id, [])
+            shown = blamed_on.get(req.id, [])
             outcomes = {t["outcome"] for t in tests}
-            if outcomes & {"failed", "error"}:
-                status, reason = "violated", "a test failed"
-            elif "expected-failure" in outcomes:
+            failing = [t for t in shown if t["outcome"] in ("failed", "error")]
+            if failing:
+                status, reason = "violated", f"{len(failing)} failing test(s) show it"
+            elif any(t["outcome"] == "expected-failure" for t in shown):
                 status = "violated"
-                reason = next(t["message"] for t in tests if t["outcome"] == "expected-failure")
+                reason = next(t["message"] for t in shown if t["outcome"] == "expected-failure")
             elif "passed" in outcomes:
-                status, reason = "passed", "every test that ran passed"
+                status, reason = "passed", "a test that checks it passed; no failure shows it"
+            elif outcomes & {"failed", "error", "expected-failure"}:
+                others = sorted({rid for t in tests for rid in t.get("blamed", ())} - {req.id})
+                status = "not-testable"
+                reason = f"its tests stopped on failures of other requirements ({', '.join(others) or 'none'})"
             elif req.excluded:
                 status, reason = "not-testable", "excluded in the spec: " + " ".join(req.excluded.split())
             elif not tests:
@@ -85,7 +104,7 @@ class Recorder:
                     "title": req.title,
                     "status": status,
                     "reason": reason,
-                    "tests": [t["nodeid"] for t in tests],
+                    "tests": sorted({t["nodeid"] for t in [*tests, *shown]}),
                 }
             )
         summary = {
@@ -100,6 +119,15 @@ class Recorder:
             "requirements": requirements,
             "tests": sorted(self.tests.values(), key=lambda t: t["nodeid"]),
         }
+
+
+def _message(entry: dict[str, Any], report: pytest.TestReport) -> str:
+    """One line: what the failure shows, by requirement, else pytest's first error line."""
+    if entry.get("attribution") == "exact":
+        shown = [", ".join(r["id"] for r in f["requirements"]) for f in entry["failures"]]
+        where = [f["operation"] for f in entry["failures"] if f.get("operation")]
+        return f"violates {'; '.join(shown)}" + (f" (operation {', '.join(dict.fromkeys(where))})" if where else "")
+    return _first_line(report.longreprtext)
 
 
 def _first_line(text: str) -> str:

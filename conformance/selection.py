@@ -16,6 +16,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from conformance.blame import Violation, difference
+
 Json = dict[str, Any]
 
 # Text a child might stream: ASCII, whitespace of several kinds, CJK, accents, emoji.
@@ -356,12 +358,24 @@ def as_golden_vector(binding: str, covers: list[str], steps: list[Json], expecte
     return "\n".join(lines)
 
 
-def assert_selection(binding: str, covers: list[str], steps: list[Json], expected: Any, actual: Any, what: str) -> None:
-    """Compare, and on a mismatch say what differed and print the case as a golden vector."""
+def assert_selection(
+    binding: str, covers: list[str], steps: list[Json], expected: Any, actual: Any, what: str, operation: str = ""
+) -> None:
+    """Compare, and on a mismatch blame ``covers`` and print the case as a golden vector."""
     if actual != expected:
-        raise AssertionError(
-            f"{what}: expected {json.dumps(expected, ensure_ascii=False)}, "
-            f"got {json.dumps(actual, ensure_ascii=False)}\n"
-            f"as a golden vector (spec/selection.yaml, table golden_vectors):\n"
-            f"{as_golden_vector(binding, covers, steps, expected)}"
+        operation = operation or what.split()[0]
+        raise Violation(
+            covers,
+            operation=operation,
+            input={"binding": binding, "steps": steps}
+            if operation == "fold_output"
+            else {"binding": binding, "events": [s["event"] for s in steps if "event" in s]},
+            expected=expected,
+            actual=actual,
+            detail=f"{what}: " + difference(expected, actual),
+            sections={
+                "as a golden vector (spec/selection.yaml, table golden_vectors)": as_golden_vector(
+                    binding, covers, steps, expected
+                )
+            },
         )

@@ -139,9 +139,12 @@ class Seed:
     statements: tuple[SeedStatement, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Spec:
     """The whole contract as loaded from ``spec/``."""
+
+    def __repr__(self) -> str:  # a fixture's repr opens every traceback: one line
+        return f"Spec({str(self.root)!r}, version {self.version})"
 
     root: Path
     version: str

@@ -1,0 +1,220 @@
+"""Exact blame: a failure names the requirement(s) it demonstrates, and explains itself.
+
+A test's ``requirement`` markers say what it *can* check (coverage); a failure says what it
+*shows*. Checks raise :class:`Violation` with the requirement IDs the failing rule, table row
+or vector decides, the operation, its input, and the expected and actual values. The adapter
+layer's own failures carry the adapter-protocol requirement they break (see
+:func:`blamed_requirements`). The plugin reads the blame off the exception once, and the
+terminal, the JSON report, the Markdown summary, JUnit properties and ``--expected-failures``
+all use that one answer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from conformance.spec import Spec, load_spec
+
+_SHOWN = 2000  # how much of a long value a failure prints inline (the report keeps it whole)
+_WINDOW = 40  # characters shown either side of the first difference of two long texts
+
+
+def dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=False)
+
+
+class Violation(AssertionError):
+    """A check failed: ``requirements`` is what the failure demonstrates, nothing wider."""
+
+    def __init__(
+        self,
+        requirements: Iterable[str],
+        *,
+        operation: str | None,
+        input: Any = None,
+        expected: Any = None,
+        actual: Any = None,
+        detail: str = "",
+        sections: Mapping[str, str] | None = None,
+    ) -> None:
+        self.requirements = tuple(dict.fromkeys(requirements))
+        if not self.requirements:
+            raise ValueError("a Violation must name at least one requirement")
+        self.operation = operation
+        self.input = input
+        self.expected = expected
+        self.actual = actual
+        self.detail = detail or difference(expected, actual)
+        self.sections = dict(sections or {})
+        super().__init__(self.explain())
+
+    def record(self, spec: Spec | None = None) -> dict[str, Any]:
+        """The failure as the JSON report carries it (spec/schema/report.json#/$defs/failure)."""
+        return {
+            "requirements": requirement_records(self.requirements, spec),
+            "operation": self.operation,
+            "input": self.input,
+            "expected": self.expected,
+            "actual": self.actual,
+            "difference": self.detail,
+            "sections": self.sections,
+        }
+
+    def explain(self, spec: Spec | None = None) -> str:
+        lines = []
+        for req in requirement_records(self.requirements, spec):
+            lines.append(f"violates {req['id']} ({req['level']}) {req['title']}: {' '.join(req['text'].split())}")
+        if self.operation is not None:
+            lines.append(f"operation: {self.operation}")
+            lines.append(f"input: {_shown(self.input)}")
+        lines.append(f"expected: {_shown(self.expected)}")
+        lines.append(f"actual: {_shown(self.actual)}")
+        if self.detail:
+            lines.append(f"difference: {self.detail}")
+        for title, text in self.sections.items():
+            lines.append(f"{title}:")
+            lines.extend("  " + line for line in text.splitlines())
+        return "\n".join(lines)
+
+
+def requirement_records(ids: Sequence[str], spec: Spec | None = None) -> list[dict[str, str]]:
+    spec = spec or load_spec()
+    out = []
+    for rid in ids:
+        try:
+            req = spec.requirement(rid)
+        except KeyError:
+            out.append({"id": rid, "level": "?", "title": "(not in the spec)", "text": ""})
+            continue
+        out.append({"id": req.id, "level": req.level, "title": req.title, "text": " ".join(req.text.split())})
+    return out
+
+
+def expect(
+    requirements: Iterable[str],
+    operation: str | None,
+    input: Any,
+    expected: Any,
+    actual: Any,
+    *,
+    sections: Mapping[str, str] | None = None,
+) -> None:
+    """Raise a :class:`Violation` of ``requirements`` unless ``actual == expected``."""
+    if actual != expected:
+        raise Violation(
+            requirements, operation=operation, input=input, expected=expected, actual=actual, sections=sections
+        )
+
+
+def _shown(value: Any) -> str:
+    text = dump(value)
+    return (
+        text if len(text) <= _SHOWN else text[:_SHOWN] + f"… ({len(text)} characters in all; the report has it whole)"
+    )
+
+
+# --------------------------------------------------------------------------- located differences
+
+
+def difference(expected: Any, actual: Any) -> str:
+    """Where two values first differ, short enough to read: a JSON path, and for texts the first
+    differing character (with both lengths in characters and in UTF-8 bytes)."""
+    return "; ".join(_differences(expected, actual, "")[:5])
+
+
+def _differences(expected: Any, actual: Any, path: str) -> list[str]:
+    here = path or "(the whole value)"
+    if expected == actual:
+        return []
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        out: list[str] = []
+        for key in [*expected, *(k for k in actual if k not in expected)]:
+            sub = f"{path}.{key}" if path else str(key)
+            if key not in actual:
+                out.append(f"{sub}: missing (expected {_short(expected[key])})")
+            elif key not in expected:
+                out.append(f"{sub}: unexpected (got {_short(actual[key])})")
+            else:
+                out += _differences(expected[key], actual[key], sub)
+        return out
+    if isinstance(expected, list) and isinstance(actual, list):
+        if len(expected) != len(actual):
+            return [f"{here}: {len(expected)} item(s) expected, got {len(actual)}"] + [
+                d
+                for i, (e, a) in enumerate(zip(expected, actual, strict=False))
+                for d in _differences(e, a, f"{path}[{i}]")
+            ][:2]
+        return [
+            d for i, (e, a) in enumerate(zip(expected, actual, strict=True)) for d in _differences(e, a, f"{path}[{i}]")
+        ]
+    if isinstance(expected, str) and isinstance(actual, str):
+        return [f"{here}: {text_difference(expected, actual)}"]
+    return [f"{here}: expected {_short(expected)}, got {_short(actual)}"]
+
+
+def text_difference(expected: str, actual: str) -> str:
+    """The first differing character of two texts, in context, and both sizes."""
+    n = next(
+        (i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b), min(len(expected), len(actual))
+    )
+    byte = len(expected[:n].encode("utf-8"))
+    sizes = (
+        f"expected {len(expected)} characters / {len(expected.encode('utf-8'))} UTF-8 bytes, "
+        f"got {len(actual)} / {len(actual.encode('utf-8'))}"
+    )
+    lo, hi = max(0, n - _WINDOW), n + _WINDOW
+    around = f"expected …{dump(expected[lo:hi])}…, got …{dump(actual[lo:hi])}…"
+    return f"first difference at character {n} (UTF-8 byte {byte}): {around}; {sizes}"
+
+
+def _short(value: Any) -> str:
+    text = dump(value)
+    return text if len(text) <= 120 else text[:120] + "…"
+
+
+# --------------------------------------------------------------------------- reading blame off an exception
+
+
+def violations(exc: BaseException) -> list[BaseException]:
+    """The leaf failures of ``exc`` (Hypothesis raises an ExceptionGroup for several distinct bugs)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in violations(inner)]
+    return [exc]
+
+
+def blamed_requirements(exc: BaseException) -> tuple[str, ...] | None:
+    """The requirements a failure demonstrates, or None when it carries no attribution (a failure
+    of the suite itself, or a check not yet attributed): then the test's markers are blamed."""
+    found: list[str] = []
+    for leaf in violations(exc):
+        ids = getattr(leaf, "requirements", None)
+        if not isinstance(ids, tuple) or not ids:
+            return None
+        found += ids
+    return tuple(dict.fromkeys(found)) or None
+
+
+def failure_records(exc: BaseException, spec: Spec | None = None) -> list[dict[str, Any]]:
+    """Every leaf failure as the report carries it."""
+    out = []
+    for leaf in violations(exc):
+        if isinstance(leaf, Violation):
+            record = leaf.record(spec)
+        else:
+            ids = getattr(leaf, "requirements", None) or ()
+            record = {
+                "requirements": requirement_records(tuple(ids), spec),
+                "operation": getattr(leaf, "operation", None),
+                "input": getattr(leaf, "input", None),
+                "expected": None,
+                "actual": None,
+                "difference": f"{type(leaf).__name__}: {leaf}"[:_SHOWN],
+                "sections": {},
+            }
+        notes = [n for n in getattr(leaf, "__notes__", ()) if isinstance(n, str)]
+        if notes:
+            record["sections"] = {**record["sections"], "notes": "\n".join(notes)[: _SHOWN * 4]}
+        out.append(record)
+    return out
