@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.reach import reached
 from conformance.resources import spec_dir
 from conformance.spec import Requirement, Spec
 
@@ -85,6 +86,7 @@ class RequirementGate:
         self.spec = spec
         self.requirement_ids = requirement_ids
         self.tests: dict[str, list[str]] = {}
+        self.reached: set[tuple[str, int]] = set()  # (area.table, row index): conformance/reach.py
         self.modules: set[Path] = set()
         self.collected = 0
         self.scope = Scope(conformance=False, project=False)
@@ -100,6 +102,7 @@ class RequirementGate:
         self.collected += 1
         for rid in self.requirement_ids(item):
             self.tests.setdefault(rid, []).append(item.nodeid)
+        self.reached.update(reached(item))
 
     def _scope(self, session: pytest.Session) -> Scope:
         if len(session.items) < self.collected or any("::" in arg for arg in session.config.args):

@@ -17,6 +17,7 @@ from conformance.blame import blamed_requirements, failure_records
 from conformance.coverage import GATE_KEY, RequirementGate
 from conformance.expected_failures import ExpectedFailures, load_entries
 from conformance.profiles import register_profiles
+from conformance.reach import REACHES_MARKER
 from conformance.report import (
     BLAMED_PROPERTY,
     FAILURE_ATTRIBUTE,
@@ -188,6 +189,9 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", f"{REQUIREMENT_MARKER}(*ids): the spec requirement IDs a conformance test checks (e.g. SEL-001)"
     )
     config.addinivalue_line("markers", f"{REAL_PRODUCTS_MARKER}: needs the real products (runs with --real-products)")
+    config.addinivalue_line(
+        "markers", f"{REACHES_MARKER}(table, *rows): the spec table rows (area.table, row index) a test exercises"
+    )
     expected: ExpectedFailures | None = None
     try:
         spec = load_spec()
