@@ -88,17 +88,19 @@ def _coverage(args: argparse.Namespace) -> int:
 
 
 def _selftest(args: argparse.Namespace) -> int:
-    from conformance.selftest import run_all
+    from conformance.selftest import KnownBad, run_all
 
     failures = 0
-    print(f"{'adapter':<40}{'verdict':<12}caught by")
-    for bad, verdict in run_all(args.jobs):
-        if bad is None:
+    print(f"{'adapter':<40}{'verdict':<12}violated")
+    for subject, verdict in run_all(args.jobs):
+        if not isinstance(subject, KnownBad):  # the reference, or a known-good variant: must pass
             ok = verdict.exit_code == 0
-            print(f"{verdict.impl:<40}{'passes' if ok else 'FAILS':<12}-")
+            kind = "reference" if subject is None else f"known-good: {subject.choice}"
+            shown = ", ".join(verdict.violated) or "-"
+            print(f"{verdict.impl:<40}{'passes' if ok else 'REJECTED':<12}{shown}  ({kind})")
         else:
-            missing = sorted(set(bad.caught_by) - set(verdict.violated))
-            wider = sorted(set(verdict.violated) - set(bad.caught_by))
+            missing = sorted(set(subject.caught_by) - set(verdict.violated))
+            wider = sorted(set(verdict.violated) - set(subject.caught_by))
             ok = verdict.rejected and not missing and not wider  # exact blame: equal, not merely contained
             caught = ", ".join(verdict.violated) or "-"
             note = (f"  (expected also {', '.join(missing)})" if missing else "") + (

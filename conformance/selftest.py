@@ -1,5 +1,7 @@
-"""The suite proves itself: run it against the known-bad adapters in ``fixtures/known_bad``
-and check that each is rejected by the requirements that should catch it."""
+"""The suite proves itself: every known-bad adapter (``fixtures/known_bad``) is rejected by
+exactly the requirements it breaks, and every known-good variant (``fixtures/known_good``: a
+correct implementation that makes other internal choices than the reference) passes. A false
+rejection is a failing self-test, just as a missed bug is."""
 
 from __future__ import annotations
 
@@ -42,13 +44,28 @@ class Verdict:
         return self.exit_code == 1 and bool(self.violated)
 
 
+@dataclass(frozen=True)
+class KnownGood:
+    module: str
+    choice: str  # the legitimate internal choice it makes differently from the reference
+    tiers: tuple[str, ...]
+
+
+def _listings(kind: str) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    for listing in sorted((fixtures_dir() / kind).glob("*.yaml")):
+        entries += yaml.safe_load(listing.read_text(encoding="utf-8"))["adapters"]
+    return entries
+
+
 def known_bad_adapters() -> list[KnownBad]:
     """Every adapter listed in ``fixtures/known_bad/*.yaml`` (one file per contract area)."""
-    adapters = []
-    for listing in sorted((fixtures_dir() / "known_bad").glob("*.yaml")):
-        for a in yaml.safe_load(listing.read_text(encoding="utf-8"))["adapters"]:
-            adapters.append(KnownBad(a["module"], a["bug"], tuple(a["caught_by"]), tuple(a["tiers"])))
-    return adapters
+    return [KnownBad(a["module"], a["bug"], tuple(a["caught_by"]), tuple(a["tiers"])) for a in _listings("known_bad")]
+
+
+def known_good_adapters() -> list[KnownGood]:
+    """Every adapter listed in ``fixtures/known_good/*.yaml`` (one file per contract area)."""
+    return [KnownGood(a["module"], a["choice"], tuple(a["tiers"])) for a in _listings("known_good")]
 
 
 def selection(bad: KnownBad) -> list[str]:
@@ -68,7 +85,8 @@ def run_suite(impl: str, args: list[str], *, timeout: float = 600) -> Verdict:
     with tempfile.TemporaryDirectory(prefix="subagent-conformance-") as scratch:
         report = Path(scratch) / "report.json"
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(fixtures_dir() / "known_bad"), env.get("PYTHONPATH")]))
+        importable = [str(fixtures_dir() / "known_bad"), str(fixtures_dir() / "known_good")]
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [*importable, env.get("PYTHONPATH")]))
         env.setdefault("SUBAGENT_CONFORMANCE_PROFILE", "selftest")
         command = [
             sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:randomly",
@@ -82,12 +100,18 @@ def run_suite(impl: str, args: list[str], *, timeout: float = 600) -> Verdict:
         return Verdict(impl, done.returncode, violated, done.stdout[-4000:] + done.stderr[-4000:])
 
 
-def run_all(parallel: int | None = None) -> list[tuple[KnownBad | None, Verdict]]:
-    """The reference (expected to pass) and every known-bad adapter (expected to be rejected)."""
-    adapters = known_bad_adapters()
-    tiers = tuple(sorted({t for a in adapters for t in a.tiers}))
-    jobs: list[tuple[KnownBad | None, str, list[str]]] = [(None, "reference_impl", tier_modules(tiers))]
-    jobs += [(a, a.module, selection(a)) for a in adapters]
+Subject = KnownBad | KnownGood | None  # None: the reference
+
+
+def run_all(parallel: int | None = None) -> list[tuple[Subject, Verdict]]:
+    """The reference and every known-good variant (each expected to pass its tiers whole), and
+    every known-bad adapter over the whole of its tiers, so that its violated set can be compared
+    with ``caught_by`` exactly (tests/test_known_bad.py checks the same on the caught_by tests only)."""
+    bad, good = known_bad_adapters(), known_good_adapters()
+    tiers = tuple(sorted({t for a in bad for t in a.tiers} | {t for g in good for t in g.tiers}))
+    jobs: list[tuple[Subject, str, list[str]]] = [(None, "reference_impl", tier_modules(tiers))]
+    jobs += [(a, a.module, tier_modules(a.tiers)) for a in good]
+    jobs += [(a, a.module, tier_modules(a.tiers)) for a in bad]
     with ThreadPoolExecutor(max_workers=parallel or os.cpu_count() or 2) as pool:
         verdicts = list(pool.map(lambda job: run_suite(job[1], job[2]), jobs))
     return [(job[0], verdict) for job, verdict in zip(jobs, verdicts, strict=True)]
