@@ -3,10 +3,13 @@ requirement markers, the report header and the conformance report."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
+import platform
 from collections.abc import Callable, Generator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -20,14 +23,17 @@ from conformance.profiles import register_profiles
 from conformance.reach import REACHES_MARKER
 from conformance.report import (
     BLAMED_PROPERTY,
+    EXPECTED_ATTRIBUTE,
     FAILURE_ATTRIBUTE,
     NOT_APPLICABLE,
     REQUIREMENTS_PROPERTY,
+    STATUSES,
     Recorder,
-    markdown_summary,
+    verdict,
     write_json,
 )
 from conformance.spec import Spec, SpecError, load_spec
+from conformance.summary import markdown_summary
 
 register_profiles()
 settings.load_profile(os.environ.get("SUBAGENT_CONFORMANCE_PROFILE", "ci" if os.environ.get("CI") else "default"))
@@ -108,6 +114,7 @@ class ConformanceSession:
         self.expected: ExpectedFailures | None = None
         self.stale: list[str] = []
         self.unused: list[str] = []
+        self.error: str | None = None  # a usage error found after start-up (e.g. --requirement)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -120,6 +127,7 @@ class ConformanceSession:
             exact = blamed_requirements(exc)
             blamed = list(exact) if exact is not None else _ids(item)
             report.user_properties.append((BLAMED_PROPERTY, " ".join(blamed)))
+            item.user_properties.append((BLAMED_PROPERTY, " ".join(blamed)))  # JUnit reads the teardown's
             setattr(
                 report,
                 FAILURE_ATTRIBUTE,
@@ -129,10 +137,13 @@ class ConformanceSession:
                     default=repr,
                 ),
             )
-            entry = self.expected.expecting(item.nodeid, blamed) if self.expected is not None else None
-            if entry is not None and call.when == "call":
+            listing = self.expected
+            entry = listing.expecting(item.nodeid, blamed) if listing is not None else None
+            if listing is not None and entry is not None and call.when == "call":
                 report.outcome = "skipped"
                 report.wasxfail = f"expected failure: {entry.reason}"
+                covering = {"reason": entry.reason, "link": entry.link, "entry": f"{listing.path}:{entry.line}"}
+                setattr(report, EXPECTED_ATTRIBUTE, json.dumps(covering, ensure_ascii=False))
         elif report.passed and call.when == "call" and self.expected is not None:
             entry = self.expected.listed_test(item.nodeid)
             if entry is not None:
@@ -154,12 +165,13 @@ class ConformanceSession:
             self.stale, self.unused = self.expected.judge(list(self.recorder.tests.values()))
             if self.stale and session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        report = self.recorder.report(self.spec, self.adapter.impl, self.adapter.declaration)
-        if path := self.config.getoption("conformance_report"):
-            write_json(Path(path), report)
-        if path := self.config.getoption("conformance_summary"):
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            Path(path).write_text(markdown_summary(report), encoding="utf-8")
+        exit_status = int(session.exitstatus)
+        run = run_provenance(self.config, exit_status, self.error)
+        if self.expected is not None:
+            run["stale_expected_failures"], run["unused_expected_failures"] = self.stale, self.unused
+        report = self.recorder.report(self.spec, self.adapter.impl, self.adapter.declaration, run)
+        run["verdict"] = "usage-error" if self.error else verdict(report["summary"], exit_status)
+        write_outputs(self.config, report)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.adapter.close is not None:
@@ -201,8 +213,10 @@ def pytest_configure(config: pytest.Config) -> None:
         adapter = load_adapter(
             config.getoption("impl"), spec, config.getoption("exec_timeout"), config.getoption("validate_adapter")
         )
-    except (SpecError, AdapterUsageError) as exc:
-        raise pytest.UsageError(str(exc)) from None
+    except (SpecError, AdapterUsageError, pytest.UsageError) as exc:
+        message = str(exc)
+        write_outputs(config, usage_error_report(config, message))  # a CI step that uploads it finds it
+        raise pytest.UsageError(message) from None
     session = ConformanceSession(config, spec, adapter)
     session.expected = expected
     config.stash[_session_key] = session
@@ -210,6 +224,47 @@ def pytest_configure(config: pytest.Config) -> None:
     gate = RequirementGate(spec, _ids)  # unknown IDs, and requirements no test names
     config.stash[GATE_KEY] = gate
     config.pluginmanager.register(gate, "subagent-conformance-requirement-gate")
+
+
+def run_provenance(config: pytest.Config, exit_status: int, error: str | None = None) -> dict[str, Any]:
+    """When and where the run happened and how it ended (report.json#/properties/run)."""
+    run: dict[str, Any] = {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "exit_status": exit_status,
+        "verdict": "usage-error" if error else "incomplete",
+        "python": platform.python_version(),
+        "platform": platform.platform(terse=True),
+        "hypothesis_profile": settings.get_current_profile_name(),
+        "args": [str(arg) for arg in config.invocation_params.args],
+    }
+    if error:
+        run["error"] = error
+    return run
+
+
+def usage_error_report(config: pytest.Config, message: str) -> dict[str, Any]:
+    """The report of a run that stopped before any test: the error, and no statuses."""
+    try:
+        spec_version = load_spec().version
+    except SpecError:
+        spec_version = "0.0.0"  # the spec itself did not load: the error says why
+    return {
+        "suite": {"name": "subagent-conformance", "version": conformance.__version__},
+        "spec_version": spec_version,
+        "adapter": {"impl": str(config.getoption("impl")), "declaration": None},
+        "run": run_provenance(config, int(pytest.ExitCode.USAGE_ERROR), message),
+        "summary": dict.fromkeys(STATUSES, 0),
+        "requirements": [],
+        "tests": [],
+    }
+
+
+def write_outputs(config: pytest.Config, report: dict[str, Any]) -> None:
+    if path := config.getoption("conformance_report"):
+        write_json(Path(path), report)
+    if path := config.getoption("conformance_summary"):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(markdown_summary(report), encoding="utf-8")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -230,21 +285,38 @@ def _ids(item: pytest.Item) -> list[str]:
     return sorted({rid for mark in item.iter_markers(REQUIREMENT_MARKER) for rid in mark.args})
 
 
+@pytest.hookimpl(tryfirst=True)  # before --deselect reads the node ids
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Attach each test's requirement IDs to its reports (the requirement gate checks the IDs)."""
+    """Attach each test's requirement IDs to its reports (the requirement gate checks the IDs;
+    JUnit gets the property on every test case, empty for a check of the spec itself), and give
+    tests collected from outside the rootdir (``--pyargs`` of the installed suite) node ids that
+    can be pasted back into ``--deselect`` or a rerun: the module's absolute path."""
     known = {req.id for req in config.stash[_session_key].spec.requirements()}
     for item in items:
-        ids = _ids(item)
-        if ids:
-            item.user_properties.append((REQUIREMENTS_PROPERTY, " ".join(ids)))
+        item.user_properties.append((REQUIREMENTS_PROPERTY, " ".join(_ids(item))))
+        file, _, rest = item.nodeid.partition("::")
+        if (config.invocation_params.dir / file).resolve() != item.path.resolve():
+            _rename(item, f"{item.path}::{rest}")
     wanted = {rid.strip() for option in config.getoption("requirement") for rid in option.split(",") if rid.strip()}
     if wanted:
         strangers = sorted(wanted - known)
         if strangers:
-            raise pytest.UsageError(f"--requirement names IDs the spec does not define: {', '.join(strangers)}")
+            message = f"--requirement names IDs the spec does not define: {', '.join(strangers)}"
+            config.stash[_session_key].error = message
+            raise pytest.UsageError(message)
         keep = [item for item in items if wanted & set(_ids(item))]
         config.hook.pytest_deselected(items=[item for item in items if item not in keep])
         items[:] = keep
+
+
+def _rename(item: pytest.Item, nodeid: str) -> None:
+    """Give an item another node id: pytest 9 keeps it as a structured ``_id``, pytest 8 as ``_nodeid``."""
+    if hasattr(item, "_id"):
+        from _pytest.nodeid import NodeId  # pytest >= 9
+
+        item._id = NodeId.parse(nodeid)  # type: ignore[attr-defined,unused-ignore]
+    else:
+        setattr(item, "_nodeid", nodeid)  # noqa: B010
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 
 import conformance
-from conformance.spec import Spec
+from conformance.spec import Requirement, Spec
 
 NOT_APPLICABLE = "not applicable: "
 REQUIREMENTS_PROPERTY = "requirements"  # what a test checks: its markers
 BLAMED_PROPERTY = "blamed"  # what a failure shows: the run's one attribution (conformance/blame.py)
 FAILURE_ATTRIBUTE = "conformance_failure"  # a report attribute (JSON text) that survives pytest-xdist
+EXPECTED_ATTRIBUTE = "conformance_expected"  # likewise: the expected-failure entry that covered a failure
 
 
 def requirement_ids(report: pytest.TestReport, name: str = REQUIREMENTS_PROPERTY) -> list[str]:
@@ -57,14 +58,16 @@ class Recorder:
         elif report.skipped and hasattr(report, "wasxfail"):
             entry["outcome"] = "expected-failure"
             entry["message"] = str(report.wasxfail)
+            if (covering := getattr(report, EXPECTED_ATTRIBUTE, None)) is not None:
+                entry["expected"] = json.loads(covering)
         elif report.skipped:
             reason = _skip_reason(report)
             entry["outcome"] = "not-applicable" if reason.startswith(NOT_APPLICABLE) else "skipped"
             entry["message"] = reason.removeprefix(NOT_APPLICABLE)
 
-    def report(self, spec: Spec, impl: str, declaration: dict[str, Any]) -> dict[str, Any]:
-        """Each requirement's one status: *violated* when a failure is blamed on it, whatever the
-        markers of the failing test; *passed* when a test that checks it passed."""
+    def report(self, spec: Spec, impl: str, declaration: dict[str, Any] | None, run: dict[str, Any]) -> dict[str, Any]:
+        """Each requirement's one status (ADP-022): *violated* when an unexpected failure is blamed
+        on it, whatever the markers of the failing test; *passed* when a test that checks it passed."""
         by_requirement: dict[str, list[dict[str, Any]]] = {}
         blamed_on: dict[str, list[dict[str, Any]]] = {}
         for test in self.tests.values():
@@ -72,53 +75,69 @@ class Recorder:
                 by_requirement.setdefault(rid, []).append(test)
             for rid in test.get("blamed", ()):
                 blamed_on.setdefault(rid, []).append(test)
-        requirements = []
-        for req in spec.requirements():
-            tests = by_requirement.get(req.id, [])
-            shown = blamed_on.get(req.id, [])
-            outcomes = {t["outcome"] for t in tests}
-            failing = [t for t in shown if t["outcome"] in ("failed", "error")]
-            if failing:
-                status, reason = "violated", f"{len(failing)} failing test(s) show it"
-            elif any(t["outcome"] == "expected-failure" for t in shown):
-                status = "violated"
-                reason = next(t["message"] for t in shown if t["outcome"] == "expected-failure")
-            elif "passed" in outcomes:
-                status, reason = "passed", "a test that checks it passed; no failure shows it"
-            elif outcomes & {"failed", "error", "expected-failure"}:
-                others = sorted({rid for t in tests for rid in t.get("blamed", ())} - {req.id})
-                status = "not-testable"
-                reason = f"its tests stopped on failures of other requirements ({', '.join(others) or 'none'})"
-            elif req.excluded:
-                status, reason = "not-testable", "excluded in the spec: " + " ".join(req.excluded.split())
-            elif not tests:
-                status, reason = "not-testable", "no test of this run checks it"
-            elif "skipped" in outcomes:
-                status, reason = "not-testable", "its tests could not run here"
-            else:
-                status, reason = "not-applicable", "the adapter does not claim what its tests need"
-            requirements.append(
-                {
-                    "id": req.id,
-                    "level": req.level,
-                    "title": req.title,
-                    "status": status,
-                    "reason": reason,
-                    "tests": sorted({t["nodeid"] for t in [*tests, *shown]}),
-                }
-            )
-        summary = {
-            s: sum(r["status"] == s for r in requirements)
-            for s in ("passed", "violated", "not-testable", "not-applicable")
-        }
+        requirements = [
+            _requirement_status(req, by_requirement.get(req.id, []), blamed_on.get(req.id, []))
+            for req in spec.requirements()
+        ]
+        summary = {s: sum(r["status"] == s for r in requirements) for s in STATUSES}
         return {
             "suite": {"name": "subagent-conformance", "version": conformance.__version__},
             "spec_version": spec.version,
             "adapter": {"impl": impl, "declaration": declaration},
+            "run": run,
             "summary": summary,
             "requirements": requirements,
             "tests": sorted(self.tests.values(), key=lambda t: t["nodeid"]),
         }
+
+
+STATUSES = ("passed", "violated", "expected-failure", "not-testable", "not-applicable")
+
+
+def _requirement_status(req: Requirement, tests: list[dict[str, Any]], shown: list[dict[str, Any]]) -> dict[str, Any]:
+    outcomes = {t["outcome"] for t in tests}
+    failing = [t for t in shown if t["outcome"] in ("failed", "error")]
+    expected = [t for t in shown if t["outcome"] == "expected-failure"]
+    extra: dict[str, Any] = {}
+    if failing:
+        status, reason = "violated", f"{len(failing)} failing test(s) show it"
+    elif expected:
+        status, reason = "expected-failure", expected[0]["message"]
+        extra["expected"] = expected[0].get("expected", {"reason": expected[0]["message"]})
+    elif "passed" in outcomes:
+        status, reason = "passed", "a test that checks it passed; no failure shows it"
+    elif outcomes & {"failed", "error", "expected-failure"}:
+        others = sorted({rid for t in tests for rid in t.get("blamed", ())} - {req.id})
+        status = "not-testable"
+        reason = f"its tests stopped on failures of other requirements ({', '.join(others) or 'none'})"
+    elif req.excluded:
+        status, reason = "not-testable", "excluded in the spec: " + " ".join(req.excluded.split())
+    elif not tests:
+        status, reason = "not-testable", "no test of this run checks it"
+    elif "skipped" in outcomes:
+        status, reason = "not-testable", "its tests could not run here"
+    else:
+        status, reason = "not-applicable", "the adapter does not claim what its tests need"
+    return {
+        "id": req.id,
+        "level": req.level,
+        "title": req.title,
+        "status": status,
+        "reason": reason,
+        "tests": sorted({t["nodeid"] for t in [*tests, *shown]}),
+        **extra,
+    }
+
+
+def verdict(summary: dict[str, int], exit_status: int) -> str:
+    """One word for the run that agrees with its exit status."""
+    if exit_status == int(pytest.ExitCode.USAGE_ERROR):
+        return "usage-error"
+    if summary["violated"]:
+        return "violated"
+    if exit_status != 0:
+        return "incomplete"  # e.g. a stale expected failure, an interrupted run, a suite error
+    return "conforms-with-expected-failures" if summary["expected-failure"] else "conforms"
 
 
 def _message(entry: dict[str, Any], report: pytest.TestReport) -> str:
@@ -140,34 +159,3 @@ def _first_line(text: str) -> str:
 def write_json(path: Path, report: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def markdown_summary(report: dict[str, Any]) -> str:
-    """A Markdown page fit for a CI step summary: the verdict, then what failed and why."""
-    summary = report["summary"]
-    verdict = "**violated**" if summary["violated"] else "conforms"
-    declaration = report["adapter"]["declaration"]
-    lines = [
-        f"## Subagent result contract: `{report['adapter']['impl']}` {verdict}",
-        "",
-        f"Spec {report['spec_version']}, suite {report['suite']['version']}; claims: "
-        f"bindings {', '.join(declaration['bindings']) or 'none'}; "
-        f"providers {', '.join(f'{k} {v}' for k, v in declaration['providers'].items()) or 'none'}; "
-        f"process drivers {', '.join(declaration['process_drivers']) or 'none'}.",
-        "",
-        "| status | requirements |",
-        "|---|---|",
-        *(f"| {status} | {count} |" for status, count in summary.items()),
-        "",
-    ]
-    violated = [r for r in report["requirements"] if r["status"] == "violated"]
-    if violated:
-        failing = {t["nodeid"]: t for t in report["tests"] if t["outcome"] in ("failed", "error")}
-        lines += ["### Violated requirements", "", "| requirement | failing tests |", "|---|---|"]
-        for req in violated:
-            tests = [f"`{n}`: {failing[n].get('message', '')}" for n in req["tests"] if n in failing]
-            cell = "<br>".join(t.replace("|", "\\|") for t in tests[:5])
-            more = f"<br>… and {len(tests) - 5} more" if len(tests) > 5 else ""
-            lines.append(f"| {req['id']} {req['title']} | {cell}{more} |")
-        lines.append("")
-    return "\n".join(lines)
