@@ -193,6 +193,19 @@ def _upgrade_check(args: argparse.Namespace) -> int:
     return 0 if report["equal"] else 1
 
 
+def _matrix(args: argparse.Namespace) -> int:
+    from conformance.matrix import MatrixError, render
+
+    try:
+        text = render(list(args.reports), args.markdown, args.html, args.docs)
+    except MatrixError as exc:
+        print(f"subagent-conformance matrix: {exc}", file=sys.stderr)
+        return 2
+    if args.markdown is None and args.html is None:
+        print(text, end="")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="subagent-conformance",
@@ -220,6 +233,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     selftest.add_argument("--jobs", type=int, default=None, help="runs at once (default: one per CPU)")
     selftest.set_defaults(run=_selftest)
+
+    matrix = commands.add_parser(
+        "matrix", help="render several conformance reports into one requirement x implementation table"
+    )
+    matrix.add_argument("reports", nargs="+", type=Path, metavar="REPORT.json", help="--conformance-report files")
+    matrix.add_argument("--markdown", type=Path, default=None, metavar="PATH", help="write the Markdown table here")
+    matrix.add_argument("--html", type=Path, default=None, metavar="PATH", help="write the static HTML page here")
+    matrix.add_argument(
+        "--docs",
+        default="docs/contract.md",
+        metavar="URL",
+        help="the contract document that requirement IDs link to, a path or URL (default: %(default)s)",
+    )
+    matrix.set_defaults(run=_matrix)
     _add_product_commands(commands)
     return parser
 
