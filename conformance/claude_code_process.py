@@ -131,25 +131,34 @@ def expected_start(spec: Spec, scenario: Scenario) -> str | None:
     return text
 
 
-def expected_result(spec: Spec, scenario: Scenario, mode: str) -> Json | None:
-    """The SubagentResult the run must settle with (None when start() must reject)."""
+def expected_results(spec: Spec, scenario: Scenario, mode: str) -> list[Json | None]:
+    """The SubagentResults the run may settle with ([None] when start() must reject): one, or,
+    where the scenario races the process exit against the frame that decides the run
+    (``outcome_optional``), the line with and without the exit's outcome."""
     if "oracle" in scenario.expect:
-        return dict(expected_outcome(spec, scenario.expect["oracle"]))
+        return [dict(expected_outcome(spec, scenario.expect["oracle"]))]
     if "result" not in scenario.expect:
-        return None
+        return [None]
     want = scenario.expect["result"]
     stop = want["stopReason"]
     text = want.get("output_text")
     result: Json = {"stopReason": stop, "output": [] if text is None else [{"type": "text", "text": text}]}
-    if "failure" in want:
-        _allowed(spec, want["failure"], "run-result", scenario.where)
-        values = _values(want["failure"])
+    if "failure" not in want:
+        return [result]
+    failure = want["failure"]
+    _allowed(spec, failure, "run-result", scenario.where)
+    variants = [failure]
+    if failure.get("outcome_optional"):
+        variants.append({k: v for k, v in failure.items() if k not in ("exitCode", "signal")})
+    results: list[Json | None] = []
+    for facts in variants:
+        values = _values(facts)
         if "permission" in want:
             fact = {r["trigger"]: r for r in spec.table(AREA, "permission_facts").rows}[want["permission"]["trigger"]]
             assert mode in fact["modes"], f"{scenario.where}: {fact['trigger']} never fires in mode {mode}"
             values.update({f"{AREA}.permission_mode": mode, **{k: fact[k] for k in ("request", "decision", "reason")}})
-        result["diagnostic"] = render(spec, root_symbol(spec, "run-result"), values)
-    return result
+        results.append({**result, "diagnostic": render(spec, root_symbol(spec, "run-result"), values)})
+    return results
 
 
 def expected_dispose(spec: Spec, scenario: Scenario) -> list[Json]:
@@ -175,7 +184,7 @@ def allowed_outcomes(spec: Spec, scenario: Scenario, run: Json) -> dict[str, lis
     started: Json = {"published": True} if start is None else {"rejected": start}
     return {
         "start": [started],
-        "result": [expected_result(spec, scenario, run["mode"])],
+        "result": expected_results(spec, scenario, run["mode"]),
         "dispose": [expected_dispose(spec, scenario)],
     }
 

@@ -24,7 +24,16 @@ import pytest
 from conformance.adapter import Adapter
 from conformance.processes import call_runs
 from conformance.products import PRODUCTS, Installed, OfflineRun, cache_root, installed, locked
-from conformance.recordings import Case, expected_result, load_cases, prepare, record_case, replay, server_for
+from conformance.recordings import (
+    Case,
+    expected_results,
+    load_cases,
+    prepare,
+    record_case,
+    replay,
+    running_as_root,
+    server_for,
+)
 from conformance.spec import Spec, load_spec
 from conformance.upgrade import compare, official_unions
 
@@ -75,6 +84,12 @@ def _request(case: Case, run: OfflineRun) -> Json:
     }
 
 
+def _applies(case: Case) -> None:
+    """Skip, saying so, a case that observes the product as root where the tier does not run as root."""
+    if case.as_root and not running_as_root():
+        pytest.skip(f"{case.id} observes the product running as root; this tier does not run as root")
+
+
 def _run(
     case: Case, adapter: Adapter, product: Installed, folder: Path, wrap: list[str] | None = None
 ) -> tuple[Json, int]:
@@ -88,14 +103,16 @@ def _run(
 
 
 def _check(spec: Spec, case: Case, outcome: Json) -> None:
-    expected = {
-        "start": {"published": True},
-        "result": expected_result(spec, case),
-        "dispose": [{"resolved": True}] * 2,
-    }
-    assert outcome == expected, (
+    """Every case publishes its run (CC-035 for the start-up failures too) and disposes cleanly;
+    its result is one the spec renders from the case (two where the case races the exit)."""
+    allowed = [
+        {"start": {"published": True}, "result": result, "dispose": [{"resolved": True}] * 2}
+        for result in expected_results(spec, case)
+    ]
+    assert outcome in allowed, (
         f"the real {case.product} in case {case.id} ({case.where}: {case.description}) gave\n  "
-        f"{json.dumps(outcome, ensure_ascii=False)}\nthe spec says\n  {json.dumps(expected, ensure_ascii=False)}"
+        f"{json.dumps(outcome, ensure_ascii=False)}\nthe spec says\n  "
+        + "\n  or ".join(json.dumps(e, ensure_ascii=False) for e in allowed)
     )
 
 
@@ -104,9 +121,12 @@ def test_real_product_case(
     case: Case, spec: Spec, adapter: Adapter, claim: Claim, real_products: dict[str, Installed], tmp_path: Path
 ) -> None:
     claim("process_drivers", case.product)
+    _applies(case)
     outcome, calls = _run(case, adapter, real_products[case.product], tmp_path)
     _check(spec, case, outcome)
-    assert calls == 1, f"{case.id}: {calls} model calls; with retries off the product makes exactly one"
+    assert calls == case.model_calls, (
+        f"{case.id}: {calls} model calls; the case expects {case.model_calls} (retries are off)"
+    )
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=requirement(*c.covers)) for c in CASES])
@@ -116,6 +136,7 @@ def test_fresh_recording_replays(
     """A transcript recorded now, as `products record` would, replays like the committed one: the
     product still shows what the case claims, and the pure operation reads it as the spec says."""
     claim("providers", case.product)
+    _applies(case)
     replay(spec, case, record_case(spec, case, real_products[case.product], tmp_path), adapter.call)
 
 

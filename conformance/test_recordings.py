@@ -4,7 +4,7 @@ claude_code_outcome, so the fakes and the generated scenarios stay tied to what 
 products really send.
 
 Each recording is of one case of fixtures/recordings/cases.yaml. The expected result is the
-case's, rendered by the spec's format rules (conformance.recordings.expected_result); the
+case's, rendered by the spec's format rules (conformance.recordings.expected_results); the
 transcript must also show what the case claims (the Codex terminal carries the wire form table
 ``variants`` gives the expected category; the Claude Code oracle built from the
 classification table reads the transcript as the case expects), so a re-recording that

@@ -8,8 +8,10 @@ a result, and knows its stage at every step. The outcome rules are not restated 
 SDK messages it reads go through :class:`reference_impl.claude_code.ClaudeCodeRun`, the
 same classifier the pure operation uses.
 
-Startup is SDK query construction, the spawn and the control handshake; a run is published
-only once the CLI is alive and has answered ``initialize``. dispose() closes the query,
+Startup is SDK query construction and the spawn; as the SDK's query() does, the run writes
+the ``initialize`` control request and the task without waiting for an answer, and is
+published as soon as the query exists with a live CLI (CC-035): a CLI that fails after that,
+answering ``initialize`` or not, fails the run's result, never start(). dispose() closes the query,
 terminates the group (SIGTERM, then SIGKILL after a short grace), waits until no process of
 the group is alive and awaits the direct child's final outcome; it is memoized. The process
 group, its pipes read in the order things happened, the exit as Node reports it, admission and
@@ -220,7 +222,6 @@ class Query:
         self.process = process
         self.run = run
         self.aborted = aborted
-        self.buffered: list[Json] = []
 
     def wake(self) -> None:
         """Unblock whoever waits for the next frame (the controller was aborted)."""
@@ -235,8 +236,8 @@ class Query:
             if kind == "frame" and value.get("type") == "control_request":
                 self._answer(value)
                 continue
-            if kind == "frame" and value.get("type") in ("control_cancel_request", "keep_alive"):
-                continue
+            if kind == "frame" and value.get("type") in ("control_response", "control_cancel_request", "keep_alive"):
+                continue  # the answer to initialize (success or error) changes nothing, as in the SDK
             return kind, value
 
     def _answer(self, frame: Json) -> None:
@@ -271,38 +272,33 @@ class Query:
         if outcome.exit_code:
             raise SdkIteratorError(f"Claude Code process exited with code {outcome.exit_code}\n{tail}")
 
-    def initialize(self, prompt: str) -> None:
-        """The control handshake, then the task as the one user message."""
-        request_id = f"req_1_{uuid.uuid4().hex}"
-        self.process.write(
-            {"type": "control_request", "request_id": request_id, "request": {"subtype": "initialize", "hooks": None}}
-        )
-        while True:
-            kind, value = self._next()
-            if kind == "cancel":
-                raise StartupFailure("aborted during startup")
-            if kind == "malformed":
-                raise StartupFailure(f"invalid stream-json: {value}")
-            if kind == "eof":
-                try:
-                    self._end_of_stream()
-                except (SdkIteratorError, AbortError) as error:
-                    raise StartupFailure(str(error)) from error
-                raise StartupFailure("Claude Code exited before answering initialize")
-            response = value.get("response") if value.get("type") == "control_response" else None
-            if isinstance(response, dict) and response.get("request_id") == request_id:
-                if response.get("subtype") != "success":
-                    raise StartupFailure(f"initialize failed: {response.get('error')}")
-                break
-            if value.get("type") != "control_response":
-                self.buffered.append(value)
+    def open(self) -> None:
+        """What the SDK's Query constructor writes: the initialize control request, whose answer
+        nobody waits for (the SDK only attaches a catch to it)."""
+        request = {"subtype": "initialize", "hooks": None}
+        self.process.write({"type": "control_request", "request_id": f"req_1_{uuid.uuid4().hex}", "request": request})
+
+    def send_task(self, prompt: str) -> None:
+        """The one-shot task as the one user message, written as query() returns."""
         message = {"role": "user", "content": prompt}
         self.process.write({"type": "user", "session_id": "", "message": message, "parent_tool_use_id": None})
+
+    def first_output(self) -> None:
+        """Return at the first thing the CLI does besides the control protocol (a message, a
+        malformed line, or the end of its stdout once it exited), answering control requests on
+        the way; StartupFailure if the controller is aborted first. Only a run that injects a
+        failure of the query's construction (fault ``query_construction``) waits for it: its
+        construction lasts until then, so its script decides whether the CLI is still alive."""
+        kind, _ = self._next()
+        if kind == "cancel":
+            raise StartupFailure("aborted during startup")
+        while kind == "eof" and not self.process.exited.wait(ABORT_POLL):
+            if self.aborted.is_set():
+                raise StartupFailure("aborted during startup")
 
     def messages(self) -> Iterator[Json]:
         """The SDK message stream: ends normally only at a clean exit; stdin closes after a result."""
         result_seen = False
-        yield from self.buffered
         while True:
             if result_seen:
                 self.process.end_input()  # a single-turn prompt: no more input after its result
@@ -376,7 +372,7 @@ class ClaudeCodeProcessRun:
     # ---- start()
 
     def start(self) -> None:
-        """Resolve once the CLI answered initialize; raise StartRejected otherwise."""
+        """Resolve once the query exists with a live CLI (CC-035); raise StartRejected otherwise."""
         unusable = self.error_text(self.stage, "unknown", None)
         texts = StartTexts(NO_CWD, unusable, NOT_TEXT, EMPTY_TASK, ABORTED)
         prompt = "".join(admit(self.request, self.request_aborted, texts, claude_code.is_blank))
@@ -391,11 +387,15 @@ class ClaudeCodeProcessRun:
         try:
             if self.request_aborted():
                 self.abort()  # cancelled while the query and the CLI were being created
-            self.query.initialize(prompt)
+            self.query.open()
+            if "query_construction" in self.faults.steps:
+                self.query.first_output()
+                self.faults.check("query_construction", StartupFailure)
             if self.aborted.is_set():
                 raise StartupFailure("aborted during startup")
         except StartupFailure:
             self.roll_back()
+        self.query.send_task(prompt)
         self.stage = STAGE_RUN
         self._consumer = threading.Thread(target=self.consume, name="claude-code-consumer", daemon=True)
         self._consumer.start()
