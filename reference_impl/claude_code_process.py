@@ -326,6 +326,7 @@ class ClaudeCodeProcessRun:
 
     run_class: type[ClaudeCodeRun] = ClaudeCodeRun
     process_class: type[ManagedProcess] = ManagedProcess
+    query_class: type[Query] = Query
 
     def __init__(self, request: Json, request_signal: AbortSignal) -> None:
         self.request = request
@@ -383,7 +384,7 @@ class ClaudeCodeProcessRun:
         except SpawnFailed:
             self.spawn_failed()
         assert self.process is not None
-        self.query = Query(self.process, self.run, self.aborted)
+        self.query = self.query_class(self.process, self.run, self.aborted)
         try:
             if self.request_aborted():
                 self.abort()  # cancelled while the query and the CLI were being created
