@@ -266,6 +266,7 @@ def test_bad_cases_name_file_line_and_field(tmp_path: Path) -> None:
             "expect: {stopReason: error, failure: {stage: query-run, category: error_max_turns}}",
             "expect: {stopReason: completed, failure: {stage: query-run, category: error_max_turns}}",
         )
+        .replace("mode: bypassPermissions", "mode: yolo")
     )
     file = tmp_path / "cases.yaml"
     file.write_text(broken, encoding="utf-8")
@@ -276,6 +277,10 @@ def test_bad_cases_name_file_line_and_field(tmp_path: Path) -> None:
     assert any("unknown requirement CDX-975" in m and "CDX-975" in lines[line - 1] for (line, _), m in problems.items())
     assert any("notAVariant" in m and field.endswith("expect.failure") for (_, field), m in problems.items())
     assert any("stop reason" in m and field.endswith("expect.stopReason") for (_, field), m in problems.items())
+    assert any(
+        "'yolo' is not in vocabulary claude-code.permission_mode" in m and "yolo" in lines[line - 1]
+        for (line, _), m in problems.items()
+    )
     assert all(str(file) in str(p) for p in raised.value.problems)
 
 
