@@ -302,3 +302,20 @@ def test_malformed_cases_are_schema_errors(tmp_path: Path) -> None:
     file.write_text("products:\n  codex: {args: [], mode: never, task: t, cases: []}\n", encoding="utf-8")
     with pytest.raises(SpecError, match=r"cases\.yaml:2"):
         load_cases(SPEC, file)
+
+
+def test_a_case_of_the_product_as_root_is_recorded_only_as_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bypassPermissions as root is what the case records; recorded as another user, the CLI would
+    run normally and the transcript would claim the wrong thing, so the recorder refuses first."""
+    from conformance import recordings
+    from conformance.products import Installed
+
+    [case] = [c for c in load_cases(SPEC) if c.as_root]
+    assert case.mode == "bypassPermissions" and case.model_calls == 0
+    monkeypatch.setattr(recordings, "running_as_root", lambda: False)
+    nowhere = Installed(case.product, "pkg", "0", tmp_path, tmp_path / "no-binary", "0")
+    with pytest.raises(recordings.RecordingError, match=r"cases\.yaml:\d+\) records what the product does as root"):
+        recordings.record_case(SPEC, case, nowhere, tmp_path / "run")
+    assert not (tmp_path / "run").exists()
