@@ -156,7 +156,7 @@ def render_examples(site: Site) -> str:
         "[The contract](contract.md) › Examples. The exact text a product provider writes for each "
         "stage and category it can fail with, computed from the spec's tables and checked against "
         "the grammar ([DIA-018](contract/diagnostic.md#DIA-018)) when this page is generated; then "
-        "the golden lines and renderings the spec fixes, verbatim. Codes spans show the text exactly; "
+        "the golden lines and renderings the spec fixes, verbatim. Code spans show the text exactly; "
         "nothing is abbreviated."
     ) + [""]
     out += _lines(site) + _golden_lines(site) + _foreground(site) + _background(site)

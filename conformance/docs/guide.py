@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from conformance.docs.pages import GENERATED, bullet, finish
 from conformance.docs.testmap import TestMap
@@ -36,7 +37,8 @@ def _operation(site: Site, name: str) -> list[str]:
         raise KeyError(f"no operation {name!r} in adapter-protocol.operations")
     row = rows[0]
     schema = site.spec_path("schema/operations.json")
-    out = bullet(
+    out = [f"**{code(name)}**", ""]
+    out += bullet(
         f"Tier {code(row['tier'])}; required when {site.link_ids(PAGE, row['applicable_when'])} "
         f"([operations]({site.table_href(PAGE, 'adapter-protocol', 'operations')}))."
     )
@@ -71,11 +73,21 @@ def _vector(site: Site, area: str, table_name: str, name: str) -> list[str]:
             continue
         value = row[column.name]
         if column.type == "json" and isinstance(value, (dict, list)):
-            out += [f"{column.name}:", "", "```json", json.dumps(value, ensure_ascii=False, indent=2), "```", ""]
+            out += [f"{column.name}:", "", "```json", *_lines(value), "```", ""]
         else:
             shown = code(text_recipe(value)) if column.type == "text" else code(to_json(value))
             out += [f"{column.name}: {shown}", ""]
     return out
+
+
+def _lines(value: Any) -> list[str]:
+    """JSON one element (or member) per line: a log reads as a list of events, each exact."""
+    if isinstance(value, list) and value:
+        return ["[", *[f"  {to_json(item)}," for item in value[:-1]], f"  {to_json(value[-1])}", "]"]
+    if isinstance(value, dict) and len(to_json(value)) > 100:
+        items = [f"  {json.dumps(k, ensure_ascii=False)}: {to_json(v)}" for k, v in value.items()]
+        return ["{", *[item + "," for item in items[:-1]], items[-1], "}"]
+    return [to_json(value)]
 
 
 def _claims(site: Site) -> list[str]:
@@ -100,17 +112,37 @@ def _process_only(site: Site, tests: TestMap) -> list[str]:
 
 
 def render_guide(site: Site, tests: TestMap, template: Path = TEMPLATE) -> str:
-    out = []
+    out: list[str] = []
     fenced = False
+    pending: list[str] = []  # the lines of the paragraph or list item being read
+
+    def flush() -> None:
+        if pending:
+            text = site.link_ids(PAGE, " ".join(line.strip() for line in pending))
+            out.extend(bullet(text[2:]) if pending[0].startswith("- ") else wrap(text))
+            pending.clear()
+
     for number, line in enumerate(template.read_text(encoding="utf-8").splitlines(), 1):
         if line.startswith("```"):
+            flush()
             fenced = not fenced
-        found = None if fenced else _DIRECTIVE.match(line.strip())
-        if found is None:
-            out.append(line if fenced else site.link_ids(PAGE, line))
-            if number == 1:
-                out += ["", GENERATED]
+            out.append(line)
             continue
+        if fenced:
+            out.append(line)
+            continue
+        found = _DIRECTIVE.match(line.strip())
+        if found is None:
+            if line.startswith("- ") or not line.strip() or line.startswith(("#", "|")):
+                flush()
+            if line.startswith(("#", "|")) or not line.strip():
+                out.append(site.link_ids(PAGE, line))
+                if number == 1:
+                    out += ["", GENERATED]
+            else:
+                pending.append(line)
+            continue
+        flush()
         name, args = found.group(1), (found.group(2) or "").split()
         try:
             if name == "operation" and len(args) == 1:
@@ -125,4 +157,5 @@ def render_guide(site: Site, tests: TestMap, template: Path = TEMPLATE) -> str:
                 raise KeyError(f"unknown directive {line.strip()!r}")
         except KeyError as exc:
             raise GuideError(f"{template}:{number}: {exc.args[0]}") from None
-    return finish(out)
+    flush()
+    return finish([line for n, line in enumerate(out) if line.strip() or n == 0 or out[n - 1].strip()])

@@ -4,6 +4,7 @@ tests, then its tables and vocabularies), the seed map and the coverage appendix
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -236,9 +237,16 @@ def render_seeds(site: Site) -> str:
         out += [f"## {seed.title}", "", f"[{seed.file}]({site.file_href(page, path)})", ""]
         for n, st in enumerate(seed.statements, 1):
             carried = site.ids(page, st.requirements) if st.requirements else f"*informative:* {st.informative}"
-            out += bullet(st.text, f"{n}. ")
+            out += bullet(_literal_markdown(st.text), f"{n}. ")
             out += wrap(f"→ {carried}", indent=" " * len(f"{n}. ")) + [""]
     return finish(out)
+
+
+def _literal_markdown(text: str) -> str:
+    """A seed's words as words: no heading, link, emphasis or HTML of their own (code spans kept)."""
+    parts = re.split(r"(`+[^`]+?`+)", text)
+    escaped = "".join(p if p.startswith("`") else re.sub(r"([\\\[\]*_<>|])", r"\\\1", p) for p in parts)
+    return "\\" + escaped if escaped.startswith(("#", "+", "-", ">")) else escaped
 
 
 def render_coverage(site: Site, tests: TestMap) -> str:
