@@ -47,7 +47,7 @@ def test_committed_docs_match_a_fresh_rendering() -> None:
 
 
 _ANCHOR = re.compile(r'<a id="([^"]+)"></a>')
-_LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]*)\)")
+_LINK = re.compile(r"(?<!\\)\[([^\]]*)(?<!\\)\]\(([^)\s]*)\)")  # not an escaped \[...\]
 
 
 def _anchors(pages: dict[str, str]) -> dict[str, list[str]]:
@@ -144,3 +144,40 @@ def test_docs_check_fails_on_drift(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["docs", "--check", "--output", str(tmp_path)]) == 1
     err = capsys.readouterr().err
     assert "out of date" in err and "contract/codex.md" in err and "contract/left-over.md" in err
+
+
+def test_every_table_and_vocabulary_has_exactly_one_anchor(spec: Spec, pages: dict[str, str]) -> None:
+    anchors = _anchors(pages)
+    for area in spec.areas.values():
+        on_page = anchors[f"contract/{area.name}.md"]
+        for name in area.tables:
+            assert on_page.count(f"table-{name}") == 1, f"{area.name}: table {name}"
+        for name in area.vocabularies:
+            assert on_page.count(f"vocab-{name}") == 1, f"{area.name}: vocabulary {name}"
+    every = [a for found in anchors.values() for a in found]
+    assert len(every) == sum(len(set(found)) for found in anchors.values()), "an anchor repeats on its page"
+
+
+def test_every_relative_link_resolves(pages: dict[str, str]) -> None:
+    """A page link reaches a generated anchor; a file link reaches a file, and its #L<n> a line of it."""
+    anchors = _anchors(pages)
+    problems = []
+    for name, text in pages.items():
+        for label, href in _LINK.findall(text):
+            if href.startswith(("http://", "https://")):
+                continue
+            path, _, fragment = href.partition("#")
+            # relative to the repository: pages sit in docs/, files anywhere in the checkout
+            target = _normalise(f"docs/{Path(name).parent.as_posix()}/{path}") if path else f"docs/{name}"
+            page = target.removeprefix("docs/")
+            if target.startswith("docs/") and page in pages:
+                target = page
+                if fragment and fragment not in anchors[target]:
+                    problems.append(f"{name}: [{label}]({href}) names no anchor of {target}")
+                continue
+            file = ROOT / target
+            if not file.resolve().is_file():
+                problems.append(f"{name}: [{label}]({href}) reaches no file")
+            elif fragment.startswith("L") and int(fragment[1:]) > len(file.read_text(encoding="utf-8").splitlines()):
+                problems.append(f"{name}: [{label}]({href}) is past the end of the file")
+    assert not problems, "\n".join(problems[:20])
