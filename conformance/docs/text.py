@@ -107,6 +107,11 @@ class Site:
     spec: Spec
     root: Path  # the repository root the spec folder sits in
     elided: list[tuple[str, int, int]] = field(default_factory=list)  # (file, line, length) of every elision
+    areas: dict[str, str] = field(default_factory=dict)  # requirement ID -> its area
+    _literal_columns: dict[tuple[str, str, str], bool] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.areas = {req.id: req.area for req in self.spec.requirements()}
 
     def area_page(self, area: str) -> PurePosixPath:
         return PurePosixPath("contract") / f"{area}.md"
@@ -118,7 +123,7 @@ class Site:
         return "/".join([".."] * up + list(target.parts))
 
     def requirement_href(self, page: PurePosixPath, rid: str) -> str:
-        return f"{self._rel(page, self.area_page(self.spec.requirement(rid).area))}#{rid}"
+        return f"{self._rel(page, self.area_page(self.areas[rid]))}#{rid}"
 
     def table_href(self, page: PurePosixPath, area: str, name: str) -> str:
         return f"{self._rel(page, self.area_page(area))}#table-{name}"
@@ -143,10 +148,8 @@ class Site:
     def link_ids(self, page: PurePosixPath, text: str) -> str:
         """Every requirement ID in ``text`` (a code span holding only an ID included) as a link
         to its anchor; IDs inside other code spans or links are left alone."""
-        known = {req.id for req in self.spec.requirements()}
-
         def link(rid: str) -> str:
-            return f"[{rid}]({self.requirement_href(page, rid)})" if rid in known else rid
+            return f"[{rid}]({self.requirement_href(page, rid)})" if rid in self.areas else rid
 
         out = []
         at = 0
@@ -191,6 +194,9 @@ class Site:
             return ", ".join(code(str(v)) for v in values)
         if column.type in ("json", "boolean", "integer"):
             return self.exact(page, to_json(value), file, path)
-        if any(is_literal(row.get(column.name)) for row in table.rows):
+        key = (table.area, table.name, column.name)
+        if key not in self._literal_columns:
+            self._literal_columns[key] = any(is_literal(row.get(column.name)) for row in table.rows)
+        if self._literal_columns[key]:
             return self.exact(page, to_json(value), file, path)
         return self.link_ids(page, " ".join(str(value).split()))
