@@ -6,6 +6,7 @@ to the line of the spec file that holds them.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -119,8 +120,7 @@ class Site:
     def _rel(self, page: PurePosixPath, target: PurePosixPath) -> str:
         if target == page:
             return ""
-        up = len(page.parent.parts)
-        return "/".join([".."] * up + list(target.parts))
+        return posixpath.relpath(str(target), str(page.parent))
 
     def requirement_href(self, page: PurePosixPath, rid: str) -> str:
         return f"{self._rel(page, self.area_page(self.areas[rid]))}#{rid}"
