@@ -14,13 +14,14 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from conformance.links import ID_PATTERN
 from conformance.spec import Column, Spec, Table
 from conformance.yamlpos import Located, Path_, load_located
 
 INLINE_LIMIT = 300  # characters: a longer value is linked to its file:line, not shown
 WIDTH = 100  # prose is wrapped to this many characters
 ELIDED = "in the spec file"  # the words of every elision marker, and only of them
-REQUIREMENT_ID = re.compile(r"\b(?:SEL|RES|DIA|CC|CDX|RED|ADP)-\d{3}\b")
+REQUIREMENT_ID = ID_PATTERN  # the one pattern the reports and the matrix link by too
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 _LINK = re.compile(r"\[[^\]]*\]\([^)]*\)")
 _MARKER = re.compile(r"\*\([\d,]+ characters, " + ELIDED + r": \[[^\]]*\]\([^)]*\)\)\*")
