@@ -39,11 +39,16 @@ def _index(site: Site) -> str:
         "the closed sets and rows the requirements draw on."
     ) + [""]
     out += wrap(
-        "Every requirement has one anchor, its ID (`#` and the ID, on its area's page), which never changes "
-        "with its title; every ID on every page links to it. Tables and vocabularies have `#table-<name>` "
+        f"Every requirement has one anchor, named by its ID alone, on its area's page (for example "
+        f"{site.ids(INDEX, [reqs[0].id])}); it never changes with the title, and every ID on every page, in "
+        "the reports and in the matrix links to it. Tables and vocabularies have `#table-<name>` "
         "and `#vocab-<name>` on their area's page. Values are shown exactly: strings as JSON string "
         'literals, so `"\\nDiagnostic: "` shows its newline and its trailing space; a value longer than '
         f"{INLINE_LIMIT} characters is not shown but linked to the line of the spec file that holds it."
+    ) + [""]
+    out += wrap(
+        "To find a rule, search the titles under [Every requirement](#every-requirement) below; to see what "
+        "a provider prints for a failure, open the examples page; to write an adapter, start with the guide."
     ) + [""]
     out += [
         "- [What the lines look like](examples.md): every product × stage as exact text, and the "
@@ -60,7 +65,7 @@ def _index(site: Site) -> str:
         summary = " ".join(area.summary.split())
         first = summary.split(". ")[0].rstrip(".") + "."
         out += bullet(f"[{area.title}]({page}) — `{area.id_prefix}`, {len(area.requirements)} requirements. {first}")
-    out += ["", "## Every requirement", ""]
+    out += ["", '<a id="every-requirement"></a>', "", "## Every requirement", ""]
     for area in spec.areas.values():
         out += [f"### {area.title}", "", "| ID | level | title |", "|---|---|---|"]
         out += [f"| {site.ids(INDEX, [r.id])} | {r.level} | {cell(r.title)} |" for r in area.requirements]
