@@ -128,7 +128,7 @@ def _background(site: Site) -> list[str]:
         (area, table)
         for area in site.spec.areas.values()
         for table in area.tables.values()
-        if any(word in table.name for word in BACKGROUND_WORDS)
+        if any(word in table.name or word in area.name for word in BACKGROUND_WORDS)
     ]
     if not found:
         return [
