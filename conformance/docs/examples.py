@@ -134,7 +134,7 @@ def _background(site: Site) -> list[str]:
         return [
             *out,
             *wrap(
-                "The spec has no background rendering yet: no table of spec/ is named for a Job "
+                "The spec has no background rendering yet: no area or table of spec/ is named for a Job "
                 "outcome, `job_output` or a continuable notice (a name containing "
                 + ", ".join(code(w) for w in BACKGROUND_WORDS)
                 + "). When one is added, its rows "
