@@ -30,27 +30,40 @@ def _check_spec(args: argparse.Namespace) -> int:
 
 
 def _docs(args: argparse.Namespace) -> int:
-    from conformance.docs import render_contract
+    """Render every page of docs/ (the requirement tests come from one collection-only session);
+    with --check, fail naming each page that differs from a fresh rendering or is left over."""
+    from conformance.docs import collect, render_docs
 
     spec = _load(args)
     if spec is None:
         return 1
-    text = render_contract(spec)
+    files = render_docs(spec, collect(spec))
     target: Path = args.output
     if args.check:
-        current = target.read_text(encoding="utf-8") if target.exists() else None
-        if current != text:
+        stale = [name for name, text in files.items() if _read(target / name) != text]
+        generated = {target / name for name in files}
+        stale += [str(p.relative_to(target)) for p in sorted((target / "contract").glob("*.md")) if p not in generated]
+        if stale:
             print(
-                f"{target} is out of date with spec/: run `subagent-conformance docs` and commit the result",
+                f"{target}/ is out of date with spec/ ({', '.join(stale)}): run `subagent-conformance docs` "
+                "and commit the result",
                 file=sys.stderr,
             )
             return 1
-        print(f"{target} matches spec/")
+        print(f"{target}/ matches spec/ ({len(files)} pages)")
         return 0
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-    print(f"wrote {target}")
+    for name, text in files.items():
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        (target / name).write_text(text, encoding="utf-8")
+    for left in sorted((target / "contract").glob("*.md")):
+        if str(left.relative_to(target)) not in files:
+            left.unlink()
+    print(f"wrote {len(files)} pages under {target}/")
     return 0
+
+
+def _read(path: Path) -> str | None:
+    return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
 def _coverage(args: argparse.Namespace) -> int:
@@ -217,9 +230,9 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check-spec", help="load and check spec/, naming every problem by file, line and field")
     check.set_defaults(run=_check_spec)
 
-    docs = commands.add_parser("docs", help="render spec/ into docs/contract.md")
+    docs = commands.add_parser("docs", help="render spec/ into docs/ (docs/contract.md and the pages it links)")
     docs.add_argument(
-        "--output", type=Path, default=Path("docs/contract.md"), help="where to write (default: %(default)s)"
+        "--output", type=Path, default=Path("docs"), help="the folder to write into (default: %(default)s)"
     )
     docs.add_argument("--check", action="store_true", help="fail when the file differs from a fresh rendering")
     docs.set_defaults(run=_docs)

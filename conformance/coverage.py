@@ -150,9 +150,10 @@ class _Watcher:
             self.failures.append(report)
 
 
-def collect_whole_suite() -> RequirementGate:
+def collect_whole_suite(plugins: Sequence[object] = ()) -> RequirementGate:
     """Collect the conformance tests and, in a checkout, the project's own tests, in one
-    collection-only session; return its gate, with every test's requirement IDs counted."""
+    collection-only session; return its gate, with every test's requirement IDs counted.
+    ``plugins`` see the same session (the docs read each collected item's fixtures)."""
     watcher = _Watcher()
     own = project_tests_dir()
     targets = ["--pyargs", "conformance", *([str(own)] if own is not None else [])]
@@ -160,7 +161,7 @@ def collect_whole_suite() -> RequirementGate:
     with contextlib.redirect_stdout(output):
         code = pytest.main(
             ["--collect-only", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "--snapshot-warn-unused", *targets],
-            [watcher],
+            [watcher, *plugins],
         )
     gate = watcher.config.stash.get(GATE_KEY, None) if watcher.config is not None else None
     errors = [r for r in watcher.failures if gate is None or r is not gate.report]

@@ -42,7 +42,7 @@ def test_report_summary_and_junit_of_a_rejected_adapter(tmp_path: Path, run_suit
 
     text = summary.read_text(encoding="utf-8")
     assert "`bad_no_text_fallback` **violates the contract**" in text and "Exit status 1." in text
-    assert "| [SEL-008](docs/contract.md#SEL-008) | MUST |" in text
+    assert "| [SEL-008](docs/contract/selection.md#SEL-008) | MUST |" in text
     failing = [t["nodeid"] for t in data["tests"] if t["outcome"] == "failed"]
     assert all(text.count(f"`{nodeid}`") == 1 for nodeid in failing), "each failing test is listed once"
 
@@ -75,7 +75,7 @@ def test_a_run_whose_only_failures_are_expected_exits_0_and_says_so(tmp_path: Pa
     }
     text = summary.read_text(encoding="utf-8")
     assert "conforms, with known gaps listed as expected failures" in text and "**violat" not in text
-    assert "| [SEL-008](docs/contract.md#SEL-008) |" in text and "[https://tracker.invalid/7]" in text
+    assert "| [SEL-008](docs/contract/selection.md#SEL-008) |" in text and "[https://tracker.invalid/7]" in text
 
 
 def test_a_usage_error_run_still_writes_its_report_and_summary(tmp_path: Path, run_suite: RunSuite) -> None:
