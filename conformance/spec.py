@@ -27,6 +27,7 @@ SCHEMA_URN = "urn:subagent-conformance:spec:"
 _PREFIXES = {
     "selection": "SEL",
     "results": "RES",
+    "background": "BGD",
     "diagnostic": "DIA",
     "claude-code": "CC",
     "codex": "CDX",

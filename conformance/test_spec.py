@@ -29,6 +29,7 @@ def test_every_file_loads_and_validates(spec: Spec) -> None:
     assert list(spec.areas) == [
         "selection",
         "results",
+        "background",
         "diagnostic",
         "claude-code",
         "codex",
