@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reference_impl.background import job_outcome, job_output, settlement_notice
 from reference_impl.diagnostic import bound_diagnostic as _bound
 from reference_impl.results import render_tool_result, settle_run
 from reference_impl.selection import AssistantOutputFold, collected_after_each, final_assistant_output
@@ -18,6 +19,7 @@ CONFORMANCE: dict[str, Any] = {
     "bindings": ["chunk-events", "embedded-stream", "text-stream"],
     "providers": {"claude-code": "0.3.220", "codex": "0.147.0"},
     "process_drivers": ["claude-code", "codex"],
+    "background": ["job", "notice"],
 }
 
 __all__ = [
@@ -27,11 +29,14 @@ __all__ = [
     "codex_outcome",
     "fold_output",
     "format_diagnostic",
+    "job_outcome",
+    "job_output",
     "render_tool_result",
     "run_claude_code",
     "run_codex",
     "select_output",
     "settle_run",
+    "settlement_notice",
 ]
 
 

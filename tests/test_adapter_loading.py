@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from conformance.adapter import AdapterUsageError, check_declaration, load_adapter
+from conformance.reach import row_params
 from conformance.spec import load_spec
 from tests.conftest import RunSuite, SuiteRun
 
@@ -124,10 +125,9 @@ def test_unclaimed_areas_are_not_applicable_never_passed(tmp_path: Path, run_pyt
 
 @pytest.mark.parametrize(
     "vector",
-    [
-        pytest.param(v, id=v["name"], marks=pytest.mark.requirement(*v["covers"]))
-        for v in load_spec().table("adapter-protocol", "declaration_vectors").rows
-    ],
+    row_params(
+        load_spec(), "adapter-protocol", "declaration_vectors", marks=lambda v: [pytest.mark.requirement(*v["covers"])]
+    ),
 )
 def test_declaration_vectors(vector: dict[str, Any]) -> None:
     spec = load_spec()

@@ -1,0 +1,309 @@
+"""Tier 2, background delivery: job_outcome, job_output and settlement_notice against the golden
+vectors, the job_outcomes / start_failures / notice_summaries tables, and the canary sites.
+
+Expected values come from the spec (a vector, or the oracle of conformance.background built from
+the background tables); a failure is blamed by the diagnosis next to the oracle. Every test is
+not applicable to an adapter whose declaration does not claim the background mode it needs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conformance.adapter import Adapter
+from conformance.background import (
+    accepts_outcome,
+    boundary_results,
+    expected_job_text,
+    expected_notice,
+    expected_outcome,
+    job_text_blame,
+    notice_blame,
+    notice_requests,
+    outcome_blame,
+    planted_result,
+    results_of_row,
+    row_requirement,
+    stop_reasons_of,
+    tables,
+    without_output,
+)
+from conformance.blame import Violation, dump
+from conformance.reach import row_params
+from conformance.spec import Spec, load_spec
+
+Claim = Callable[[str, str], None]
+Json = dict[str, Any]
+requirement = pytest.mark.requirement
+_SPEC = load_spec()
+_AREA = "background"
+
+
+def _budget(rows: int) -> settings:
+    """A stratified property's share of the profile's example budget, so the run is no slower."""
+    return settings(max_examples=max(5, settings().max_examples // rows))
+
+
+def _reaches_all(table: str) -> pytest.MarkDecorator:
+    return pytest.mark.reaches(f"{_AREA}.{table}", *range(len(_SPEC.table(_AREA, table).rows)))
+
+
+def _jobs(claim: Claim) -> None:
+    claim("background", "job")
+
+
+def _notices(claim: Claim) -> None:
+    claim("background", "notice")
+
+
+def _vector_section(request: Json, outcome: Json, text: str) -> dict[str, str]:
+    row = {"name": "…", "description": "…", "covers": ["…"], "input": request, "outcome": outcome, "text": text}
+    return {"as a golden vector (spec/background.yaml, table job_vectors)": dump(row)}
+
+
+def check_job(adapter: Adapter, spec: Spec, request: Json, expected: Json | None = None) -> tuple[Json, str]:
+    """job_outcome, then job_output held to the adapter's own (accepted) outcome; a failure is
+    blamed on the rule the diagnosis names. ``expected`` overrides the oracle (a vector's value)."""
+    want = expected if expected is not None else expected_outcome(spec, request)
+    actual = adapter.call("job_outcome", request)
+    if not accepts_outcome(spec, request, actual, want):
+        twin = without_output(request)
+        shows = twin is not None and adapter.call("job_outcome", twin) != actual
+        raise Violation(
+            outcome_blame(spec, request, actual, shows_output=shows),
+            operation="job_outcome",
+            input=request,
+            expected=want,
+            actual=actual,
+            sections=_vector_section(request, want, expected_job_text(spec, want)),
+        )
+    text = adapter.call("job_output", request)["text"]
+    shown = expected_job_text(spec, actual)
+    if text != shown:
+        twin = without_output(request)
+        shows = twin is not None and adapter.call("job_output", twin)["text"] != text
+        raise Violation(
+            job_text_blame(spec, request, actual, text, shows_output=shows),
+            operation="job_output",
+            input=request,
+            expected={"text": shown},
+            actual={"text": text},
+            sections={"the adapter's job_outcome for the same input": dump(actual)},
+        )
+    return actual, text
+
+
+def check_notice(adapter: Adapter, spec: Spec, request: Json, expected: Json | None = None) -> Json:
+    want = expected if expected is not None else expected_notice(spec, request)
+    actual: Json = adapter.call("settlement_notice", request)
+    if actual != want:
+        blamed = notice_blame(spec, request, actual)
+        raise Violation(blamed, operation="settlement_notice", input=request, expected=want, actual=actual)
+    return actual
+
+
+# ---------------------------------------------------------------- golden vectors
+
+
+@pytest.mark.parametrize(
+    "vector", row_params(_SPEC, _AREA, "job_vectors", marks=lambda v: [requirement("BGD-015", *v["covers"])])
+)
+def test_job_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: Json) -> None:
+    _jobs(claim)
+    check_job(adapter, spec, vector["input"], vector["outcome"])
+
+
+# The notice vectors exercise every notice fragment (abnormal-stop-reason: abnormal_open and
+# abnormal_close; upstream-finished-with-answer: closing_message; upstream-declined-without-message:
+# no_closing_message; long-child-id-bounds-summary: summary_ellipsis and the notice_bound row).
+@_reaches_all("notice_fragments")
+@_reaches_all("notice_bound")
+@pytest.mark.parametrize(
+    "vector", row_params(_SPEC, _AREA, "notice_vectors", marks=lambda v: [requirement("BGD-016", *v["covers"])])
+)
+def test_notice_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: Json) -> None:
+    _notices(claim)
+    check_notice(adapter, spec, vector["input"], vector["expected"])
+
+
+# ---------------------------------------------------------------- the Job outcome, stratified by row
+
+
+_OUTCOME_ROWS = len(_SPEC.table(_AREA, "job_outcomes").rows)
+
+
+# Every example renders the status line (status_open, status_close, line_break); the rows with a
+# diagnostic exercise diagnostic_label and detail_separator, the rows without output no_output.
+@_reaches_all("job_fragments")
+@requirement("BGD-005", "BGD-006", "BGD-009", "BGD-013")
+@pytest.mark.parametrize(
+    "row", row_params(_SPEC, _AREA, "job_outcomes", marks=lambda r: [requirement(row_requirement(_SPEC, r))])
+)
+def test_job_outcome_of_any_result(adapter: Adapter, claim: Claim, spec: Spec, row: Json) -> None:
+    """Any SubagentResult of this row (results.py's strategy, its diagnostic bounded as settle_run
+    bounds it): the Job shows the same diagnostic byte for byte, apart from the output, and a Job
+    that did not complete shows no output at all."""
+    _jobs(claim)
+    for result in boundary_results(spec, row):
+        check_job(adapter, spec, {"result": result})
+
+    @_budget(_OUTCOME_ROWS)
+    @given(result=results_of_row(spec, row))
+    def check(result: Json) -> None:
+        check_job(adapter, spec, {"result": result})
+
+    check()
+
+
+def _start_params() -> list[Any]:
+    t = tables(_SPEC)
+    out = []
+    for index, rejection in enumerate(t.rejections):
+        for cancelled in (False, True):
+            at = t.start_failures.index(t.start_row(rejection, cancelled))
+            marks = [
+                pytest.mark.reaches(f"{_AREA}.start_rejections", index),
+                pytest.mark.reaches(f"{_AREA}.start_failures", at),
+            ]
+            name = f"rejection{index}-{'cancelled' if cancelled else 'running'}"
+            out.append(pytest.param(rejection, cancelled, id=name, marks=marks))
+    return out
+
+
+_START_PARAMS = _start_params()
+
+
+@requirement("BGD-007", "BGD-008", "BGD-009", "BGD-013")
+@pytest.mark.parametrize(("rejection", "cancelled"), _START_PARAMS)
+def test_job_of_a_failed_start(adapter: Adapter, claim: Claim, spec: Spec, rejection: Json, cancelled: bool) -> None:
+    """A failed start is killed only when cancelled and not an aggregate; its detail is the
+    rejection message (an error name before it allowed), whatever raw cause it carries."""
+    _jobs(claim)
+
+    @_budget(len(_START_PARAMS))
+    @given(cause=st.one_of(st.none(), st.text(max_size=30), st.just("AggregateError: SECRET_TOKEN wait failure")))
+    def check(cause: str | None) -> None:
+        failure: Json = {"message": rejection["message"], "aggregate": rejection["aggregate"]}
+        if cause is not None:
+            failure["cause"] = cause
+        check_job(adapter, spec, {"startFailure": failure, "cancelled": cancelled})
+
+    check()
+
+
+# ---------------------------------------------------------------- the settlement notice, stratified
+
+
+def _summary_params() -> list[Any]:
+    rows = row_params(_SPEC, _AREA, "notice_summaries")
+    return [*rows, pytest.param({"stop_reason": "unknown"}, id="abnormal")]
+
+
+_SUMMARY_PARAMS = _summary_params()
+
+
+@requirement("BGD-010", "BGD-011", "BGD-012", "BGD-013")
+@pytest.mark.parametrize("row", _SUMMARY_PARAMS)
+def test_notice_of_any_epoch(adapter: Adapter, claim: Claim, spec: Spec, row: Json) -> None:
+    """Any continuable epoch's result of this stop reason, with and without a closing message."""
+    _notices(claim)
+
+    @_budget(len(_SUMMARY_PARAMS))
+    @given(request=notice_requests(stop_reasons_of(row)))
+    def check(request: Json) -> None:
+        check_notice(adapter, spec, request)
+        check_notice(adapter, spec, {**request, "result": {**request["result"], "output": []}})
+
+    check()
+
+
+# ---------------------------------------------------------------- canaries
+
+
+def _presented(answers: dict[str, Any], presentations: list[str]) -> dict[str, str]:
+    return {p: dump(answers[p]) for p in presentations if p in answers}
+
+
+def _leaks(row: Json, answers: dict[str, Any], canaries: list[str], request: Json, operation: str) -> None:
+    for presentation, shown in _presented(answers, row["absent_from"]).items():
+        found = [c for c in canaries if c in shown or json.dumps(c)[1:-1] in shown]
+        if found:
+            raise Violation(
+                row["breaks"],
+                operation=operation,
+                input=request,
+                expected=f"none of {found} in the {presentation}",
+                actual=answers[presentation],
+                detail=f"canary {found[0]!r} planted at {row['site']} reached the {presentation}",
+            )
+
+
+def _canary_params(where: Callable[[Json], bool]) -> list[Any]:
+    return row_params(_SPEC, _AREA, "canary_sites", where=where, marks=lambda r: [requirement("BGD-014", *r["breaks"])])
+
+
+_NOT_COMPLETED = [r for r in _SPEC.table(_AREA, "job_outcomes").rows if r["status"] != "completed"]
+
+
+@pytest.mark.parametrize(
+    "row",
+    _canary_params(lambda r: r["site"] != "start-failure-cause" and "job-outcome" in r["absent_from"]),
+)
+def test_job_hides_output_canaries(adapter: Adapter, claim: Claim, spec: Spec, row: Json) -> None:
+    """Assistant output planted in a result that did not complete reaches no Job presentation."""
+    _jobs(claim)
+
+    @_budget(12)
+    @given(data=st.data())
+    def check(data: st.DataObject) -> None:
+        outcome_row = data.draw(st.sampled_from(_NOT_COMPLETED))
+        result, canaries = planted_result(row["site"], data.draw(results_of_row(spec, outcome_row)))
+        request = {"result": result}
+        answers = {"job-outcome": adapter.call("job_outcome", request)}
+        _leaks(row, answers, canaries, request, "job_outcome")
+        answers["job-output"] = adapter.call("job_output", request)["text"]
+        _leaks(row, answers, canaries, request, "job_output")
+
+    check()
+
+
+@pytest.mark.parametrize("row", _canary_params(lambda r: r["site"] == "start-failure-cause"))
+def test_job_hides_a_start_failure_cause(adapter: Adapter, claim: Claim, spec: Spec, row: Json) -> None:
+    """The raw cause a failed start keeps reaches neither the Job's detail nor job_output."""
+    _jobs(claim)
+    canaries = ["SECRET_TOKEN_0006 /private/secret.txt", "spawn /sdk/claude EACCES SECRET_TOKEN_0007"]
+
+    @_budget(12)
+    @given(rejection=st.sampled_from(tables(spec).rejections), cancelled=st.booleans(), cause=st.sampled_from(canaries))
+    def check(rejection: Json, cancelled: bool, cause: str) -> None:
+        failure = {"message": rejection["message"], "aggregate": rejection["aggregate"], "cause": cause}
+        request = {"startFailure": failure, "cancelled": cancelled}
+        answers = {"job-outcome": adapter.call("job_outcome", request)}
+        _leaks(row, answers, [cause], request, "job_outcome")
+        answers["job-output"] = adapter.call("job_output", request)["text"]
+        _leaks(row, answers, [cause], request, "job_output")
+
+    check()
+
+
+@pytest.mark.parametrize("row", _canary_params(lambda r: "notice-summary" in r["absent_from"]))
+def test_notice_summary_hides_output_canaries(adapter: Adapter, claim: Claim, spec: Spec, row: Json) -> None:
+    """A notice's collapsed summary never shows the closing message it summarises."""
+    _notices(claim)
+    stops = st.sampled_from([*tables(spec).summaries, "paused"])
+
+    @_budget(12)
+    @given(request=notice_requests(stops))
+    def check(request: Json) -> None:
+        result, canaries = planted_result(row["site"], request["result"])
+        planted = {**request, "result": result}
+        notice = adapter.call("settlement_notice", planted)
+        _leaks(row, {"notice-summary": notice["summary"]}, canaries, planted, "settlement_notice")
+
+    check()

@@ -1,0 +1,65 @@
+"""The background operations follow the optional `background` claim: an adapter without a Job
+runtime leaves the key out and every background requirement is not applicable to it; one that
+claims a mode but lacks that mode's operation fails naming it."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.reach import row_params
+from conformance.spec import load_spec
+from tests.conftest import RunSuite
+
+_SPEC = load_spec()
+_WITHOUT = 'CONFORMANCE = {"protocol": "1", "bindings": ["chunk-events"], "providers": {}, "process_drivers": []}\n'
+
+
+def _mode(row: dict[str, Any]) -> str:
+    """The background mode a row's applicable_when names ("background contains job")."""
+    return str(row["applicable_when"]).removeprefix("background contains ").strip()
+
+
+@pytest.fixture
+def write(tmp_path: Path) -> Iterator[Any]:
+    names: list[str] = []
+
+    def put(name: str, source: str) -> None:
+        (tmp_path / f"{name}.py").write_text(source, encoding="utf-8")
+        sys.modules.pop(name, None)
+        names.append(name)
+
+    yield put
+    for name in names:
+        sys.modules.pop(name, None)
+
+
+@pytest.mark.requirement("ADP-008", "ADP-009")
+def test_no_background_claim_is_not_applicable(write: Any, run_suite: RunSuite) -> None:
+    write("no_job_runtime", "from reference_impl import select_output, fold_output, settle_run\n" + _WITHOUT)
+    run = run_suite("--pyargs", "conformance.test_background", impl="no_job_runtime", report=True)
+    assert run.code == 0, run.tail
+    statuses = {r["id"]: r["status"] for r in run.report["requirements"] if r["id"].startswith("BGD-")}
+    assert set(statuses.values()) == {"not-applicable"}, statuses
+    assert "no_job_runtime does not claim background 'job'" in run.out, run.tail
+
+
+@pytest.mark.requirement("ADP-008", "ADP-010")
+@pytest.mark.parametrize(
+    "row",
+    row_params(_SPEC, "adapter-protocol", "operations", where=lambda r: "background" in r["claims"]),
+)
+def test_a_claimed_mode_requires_its_operations(row: dict[str, Any], write: Any, run_suite: RunSuite) -> None:
+    others = [
+        r["operation"] for r in _SPEC.table("adapter-protocol", "operations").rows if r["operation"] != row["operation"]
+    ]
+    source = f"from reference_impl import {', '.join(o for o in others if o.startswith(('job_', 'settlement_')))}\n"
+    source += _WITHOUT.replace('"process_drivers": []', f'"process_drivers": [], "background": ["{_mode(row)}"]')
+    write("lacks_one", source)
+    run = run_suite("--pyargs", "conformance.test_background", "-k", "vector", impl="lacks_one")
+    assert run.code == pytest.ExitCode.TESTS_FAILED, run.tail
+    assert f"claims what needs operation '{row['operation']}'" in run.out, run.tail
