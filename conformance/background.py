@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.diagnostic import bound
-from conformance.results import content_blocks, diagnostics, subagent_results
+from conformance.results import content_blocks, diagnostics, expected_rendering, subagent_results
 
 Json = dict[str, Any]
 
@@ -235,6 +235,17 @@ def notice_blame(spec: Any, request: Json, actual: Json) -> list[str]:
     if actual["summary"] != bounded_summary(spec, line):
         blamed.append("BGD-012")
     return blamed or ["BGD-012"]
+
+
+def foreground_diagnostic_span(spec: Any, result: Json) -> tuple[str, int, int] | None:
+    """The foreground tool result's expected text (results.py) and where in it the diagnostic
+    stands (RES-024), for a non-completed result with a diagnostic; None otherwise."""
+    if "diagnostic" not in result or result["stopReason"] == "completed":
+        return None
+    expected: str = expected_rendering(spec, result)["text"]
+    fragments = {row["name"]: row["text"] for row in spec.table("results", "render_fragments").rows}
+    start = expected.index(fragments["diagnostic_prefix"]) + len(fragments["diagnostic_prefix"])
+    return expected, start, start + len(result["diagnostic"])
 
 
 # ---------------------------------------------------------------- strategies

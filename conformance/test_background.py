@@ -23,6 +23,7 @@ from conformance.background import (
     expected_job_text,
     expected_notice,
     expected_outcome,
+    foreground_diagnostic_span,
     job_text_blame,
     notice_blame,
     notice_requests,
@@ -99,6 +100,27 @@ def check_job(adapter: Adapter, spec: Spec, request: Json, expected: Json | None
     return actual, text
 
 
+def check_same_diagnostic_in_the_foreground(adapter: Adapter, spec: Spec, result: Json) -> None:
+    """The foreground tool result of the same result shows the same diagnostic the Job shows (the
+    Job's side is check_job's): the first difference from RES-024's text, if it falls in the
+    diagnostic or right after it, is RES-024's; anywhere else it is the results tests' to blame."""
+    span = foreground_diagnostic_span(spec, result)
+    if span is None or not adapter.declaration.get("bindings"):
+        return
+    expected, start, end = span
+    text: str = adapter.call("render_tool_result", result)["text"]
+    n = next((i for i, (a, b) in enumerate(zip(expected, text, strict=False)) if a != b), min(len(expected), len(text)))
+    if text != expected and start <= n <= end:
+        raise Violation(
+            ["RES-024"],
+            operation="render_tool_result",
+            input=result,
+            expected={"text": expected},
+            actual={"text": text},
+            sections={"why here": "the Job showed this result's diagnostic verbatim; the foreground must too"},
+        )
+
+
 def check_notice(adapter: Adapter, spec: Spec, request: Json, expected: Json | None = None) -> Json:
     want = expected if expected is not None else expected_notice(spec, request)
     actual: Json = adapter.call("settlement_notice", request)
@@ -141,22 +163,25 @@ _OUTCOME_ROWS = len(_SPEC.table(_AREA, "job_outcomes").rows)
 # Every example renders the status line (status_open, status_close, line_break); the rows with a
 # diagnostic exercise diagnostic_label and detail_separator, the rows without output no_output.
 @_reaches_all("job_fragments")
-@requirement("BGD-005", "BGD-006", "BGD-009", "BGD-013")
+@requirement("BGD-005", "BGD-006", "BGD-009", "BGD-013", "RES-024")
 @pytest.mark.parametrize(
     "row", row_params(_SPEC, _AREA, "job_outcomes", marks=lambda r: [requirement(row_requirement(_SPEC, r))])
 )
 def test_job_outcome_of_any_result(adapter: Adapter, claim: Claim, spec: Spec, row: Json) -> None:
     """Any SubagentResult of this row (results.py's strategy, its diagnostic bounded as settle_run
-    bounds it): the Job shows the same diagnostic byte for byte, apart from the output, and a Job
-    that did not complete shows no output at all."""
+    bounds it), in both dispatch modes: the Job and the foreground tool result show the same
+    diagnostic byte for byte, apart from the output, and a Job that did not complete shows no
+    output at all."""
     _jobs(claim)
     for result in boundary_results(spec, row):
         check_job(adapter, spec, {"result": result})
+        check_same_diagnostic_in_the_foreground(adapter, spec, result)
 
     @_budget(_OUTCOME_ROWS)
     @given(result=results_of_row(spec, row))
     def check(result: Json) -> None:
         check_job(adapter, spec, {"result": result})
+        check_same_diagnostic_in_the_foreground(adapter, spec, result)
 
     check()
 
