@@ -34,6 +34,7 @@ class Tables:
     outcomes: list[Json]
     start_failures: list[Json]
     job: dict[str, str]
+    completion: dict[str, str]
     summaries: dict[str, str]
     notice: dict[str, str]
     summary_max: int
@@ -67,6 +68,7 @@ def tables(spec: Any) -> Tables:
             outcomes=rows("job_outcomes"),
             start_failures=rows("start_failures"),
             job={r["name"]: r["text"] for r in rows("job_fragments")},
+            completion={r["name"]: r["text"] for r in rows("completion_fragments")},
             summaries={r["stop_reason"]: r["summary"] for r in rows("notice_summaries")},
             notice={r["name"]: r["text"] for r in rows("notice_fragments")},
             summary_max=rows("notice_bound")[0]["max_chars"],
@@ -75,13 +77,9 @@ def tables(spec: Any) -> Tables:
     return _TABLES[id(spec)]
 
 
-def row_requirement(spec: Any, row: Json) -> str:
-    """The requirement whose rule a job_outcomes row states."""
-    if row["stop_reason"] == "completed":
-        return "BGD-001"
-    if row["stop_reason"] == "aborted":
-        return "BGD-003" if row["diagnostic"] else "BGD-002"
-    return "BGD-004"
+def row_requirement(row: Json) -> str:
+    """The requirement whose rule a job_outcomes row states (its `rule` column)."""
+    return str(row["rule"][0])
 
 
 # ---------------------------------------------------------------- the oracle
@@ -126,11 +124,22 @@ def expected_job_text(spec: Any, outcome: Json) -> str:
     """job_output's text for a Job outcome (BGD-009)."""
     f = tables(spec).job
     body: str = outcome.get("output") or f["no_output"]
-    line = f["status_open"] + str(outcome["status"])
-    if "detail" in outcome:
-        line += f["detail_separator"] + outcome["detail"]
-    line += f["status_close"]
-    return body + ("" if body.endswith(f["line_break"]) else f["line_break"]) + line
+    return body + ("" if body.endswith(f["line_break"]) else f["line_break"]) + status_line_of(spec, outcome)
+
+
+def status_line_of(spec: Any, outcome: Json) -> str:
+    f = tables(spec).job
+    detail = f["detail_separator"] + outcome["detail"] if "detail" in outcome else ""
+    return f["status_open"] + str(outcome["status"]) + detail + f["status_close"]
+
+
+def expected_job_notice(spec: Any, request: Json, outcome: Json) -> Json:
+    """The completion notice of a Job that settled to ``outcome`` (BGD-017, BGD-018)."""
+    c = tables(spec).completion
+    line = status_line_of(spec, outcome)
+    text = c["job_prefix"] + request["jobId"] + c["kind_open"] + request["label"] + c["kind_close"] + line + c["action"]
+    summary = c["summary_kind"] + c["summary_separator"] + request["label"] + c["summary_separator"] + line
+    return {"text": text, "summary": bounded_summary(spec, summary)}
 
 
 def summary_line(spec: Any, child_id: str, stop_reason: str) -> str:
@@ -180,7 +189,7 @@ def outcome_blame(spec: Any, request: Json, actual: Json, *, shows_output: bool)
         if actual.get("status") != expected["status"] or expected["status"] == "killed":
             return ["BGD-007"]
         return ["BGD-008"]
-    rule = row_requirement(spec, tables(spec).outcome_row(request["result"]))
+    rule = row_requirement(tables(spec).outcome_row(request["result"]))
     if actual.get("status") != expected["status"] or expected["status"] == "completed":
         return [rule]
     if shows_output or "output" in actual:
@@ -189,14 +198,10 @@ def outcome_blame(spec: Any, request: Json, actual: Json, *, shows_output: bool)
 
 
 def _detail_rule(spec: Any, result: Json, detail: Any, rule: str) -> str:
-    """A failed Job's detail is wrong: in the diagnostic part (BGD-006), or elsewhere (the row's rule)."""
-    label = tables(spec).job["diagnostic_label"]
-    if not isinstance(detail, str):
-        return rule
-    head = str(result["stopReason"]) + label
-    if "diagnostic" not in result:
-        return "BGD-006" if detail.startswith(head) else rule  # a label without a diagnostic
-    return "BGD-006" if detail.startswith(head) else rule
+    """A failed Job's detail is wrong: after a correct stop reason and label it is the diagnostic
+    part that is wrong, or a label shown without a diagnostic (BGD-006); else the row's rule."""
+    head = str(result["stopReason"]) + tables(spec).job["diagnostic_label"]
+    return "BGD-006" if isinstance(detail, str) and detail.startswith(head) else rule
 
 
 def job_text_blame(spec: Any, request: Json, outcome: Json, actual: str, *, shows_output: bool) -> list[str]:
@@ -215,6 +220,33 @@ def job_text_blame(spec: Any, request: Json, outcome: Json, actual: str, *, show
         if n >= diagnostic_at:
             return ["BGD-006"]  # in the diagnostic, or in what follows it
     return ["BGD-009"]
+
+
+def job_notice_blame(spec: Any, request: Json, outcome: Json, actual: Json, *, shows_output: bool) -> list[str]:
+    """The requirements a wrong job_notice answer breaks, ``outcome`` being the adapter's own
+    (accepted) job_outcome answer: the text's first difference (in the diagnostic: BGD-006,
+    elsewhere: BGD-017), and a collapsed summary that is not the bound of the rules' line
+    (BGD-018), judged against the status line the adapter's own text shows."""
+    if shows_output:
+        return ["BGD-005"]
+    expected = expected_job_notice(spec, request, outcome)
+    c = tables(spec).completion
+    blamed = []
+    if actual["text"] != expected["text"]:
+        text, want = actual["text"], expected["text"]
+        n = next((i for i, (a, b) in enumerate(zip(want, text, strict=False)) if a != b), min(len(want), len(text)))
+        settled = request["settled"].get("result", {})
+        tail = len(c["action"]) + len(tables(spec).job["status_close"])
+        at = len(want) - tail - len(settled.get("diagnostic", ""))
+        blamed.append("BGD-006" if "diagnostic" in settled and "detail" in outcome and n >= at else "BGD-017")
+    head = c["job_prefix"] + request["jobId"] + c["kind_open"] + request["label"] + c["kind_close"]
+    line = actual["text"][len(head) : len(actual["text"]) - len(c["action"])]
+    if not (actual["text"].startswith(head) and actual["text"].endswith(c["action"])):
+        line = status_line_of(spec, outcome)
+    summary = c["summary_kind"] + c["summary_separator"] + request["label"] + c["summary_separator"] + line
+    if actual["summary"] != bounded_summary(spec, summary):
+        blamed.append("BGD-018")
+    return blamed or ["BGD-017"]
 
 
 def notice_blame(spec: Any, request: Json, actual: Json) -> list[str]:
@@ -286,6 +318,12 @@ def boundary_results(spec: Any, row: Json) -> list[Json]:
     return [{"output": output, "stopReason": stop, "diagnostic": d} for d in texts]
 
 
+labels = st.one_of(
+    st.sampled_from(["Observe Claude background diagnostic", "d", "Summarise the logs", "修复测试"]),
+    st.text(alphabet=st.characters(max_codepoint=0xFFFF, exclude_categories=["Cs"]), max_size=140),
+)
+job_ids = st.sampled_from(["subagent-1", "subagent-2", "subagent-17"])
+
 child_ids = st.one_of(
     st.sampled_from(["child-1", "sess-child", "00000000-0000-4000-8000-000000000017"]),
     st.text(alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=120),
@@ -312,7 +350,6 @@ def canary(n: int) -> str:
 def planted_result(site: str, base: Json) -> tuple[Json, list[str]]:
     """``base`` with canaries planted at an output site of table canary_sites."""
     result = dict(base)
-    planted: list[str] = []
     blocks = list(result["output"])
     if site == "output-text":
         blocks.append({"type": "text", "text": canary(1)})

@@ -20,11 +20,14 @@ from conformance.adapter import Adapter
 from conformance.background import (
     accepts_outcome,
     boundary_results,
+    expected_job_notice,
     expected_job_text,
     expected_notice,
     expected_outcome,
     foreground_diagnostic_span,
+    job_notice_blame,
     job_text_blame,
+    labels,
     notice_blame,
     notice_requests,
     outcome_blame,
@@ -68,9 +71,12 @@ def _vector_section(request: Json, outcome: Json, text: str) -> dict[str, str]:
     return {"as a golden vector (spec/background.yaml, table job_vectors)": dump(row)}
 
 
-def check_job(adapter: Adapter, spec: Spec, request: Json, expected: Json | None = None) -> tuple[Json, str]:
-    """job_outcome, then job_output held to the adapter's own (accepted) outcome; a failure is
-    blamed on the rule the diagnosis names. ``expected`` overrides the oracle (a vector's value)."""
+def check_job(
+    adapter: Adapter, spec: Spec, request: Json, expected: Json | None = None, label: str = "Observe background"
+) -> tuple[Json, str]:
+    """job_outcome, then job_output and job_notice held to the adapter's own (accepted) outcome; a
+    failure is blamed on the rule the diagnosis names. ``expected`` overrides the oracle (a
+    vector's value); ``label`` is the Job's label in its completion notice."""
     want = expected if expected is not None else expected_outcome(spec, request)
     actual = adapter.call("job_outcome", request)
     if not accepts_outcome(spec, request, actual, want):
@@ -97,7 +103,19 @@ def check_job(adapter: Adapter, spec: Spec, request: Json, expected: Json | None
             actual={"text": text},
             sections={"the adapter's job_outcome for the same input": dump(actual)},
         )
+    check_job_notice(adapter, spec, {"jobId": "subagent-1", "label": label, "settled": request}, actual)
     return actual, text
+
+
+def check_job_notice(adapter: Adapter, spec: Spec, request: Json, outcome: Json, expected: Json | None = None) -> None:
+    """job_notice held to the notice of ``outcome`` (the adapter's own accepted job_outcome)."""
+    want = expected if expected is not None else expected_job_notice(spec, request, outcome)
+    actual: Json = adapter.call("job_notice", request)
+    if actual != want:
+        twin_settled = without_output(request["settled"])
+        shows = twin_settled is not None and adapter.call("job_notice", {**request, "settled": twin_settled}) != actual
+        blamed = job_notice_blame(spec, request, outcome, actual, shows_output=shows)
+        raise Violation(blamed, operation="job_notice", input=request, expected=want, actual=actual)
 
 
 def check_same_diagnostic_in_the_foreground(adapter: Adapter, spec: Spec, result: Json) -> None:
@@ -141,6 +159,17 @@ def test_job_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: Json) ->
     check_job(adapter, spec, vector["input"], vector["outcome"])
 
 
+# Every completion vector's text and summary use all six completion fragments.
+@_reaches_all("completion_fragments")
+@pytest.mark.parametrize(
+    "vector", row_params(_SPEC, _AREA, "completion_vectors", marks=lambda v: [requirement("BGD-019", *v["covers"])])
+)
+def test_job_notice_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: Json) -> None:
+    _jobs(claim)
+    outcome = expected_outcome(spec, vector["input"]["settled"])
+    check_job_notice(adapter, spec, vector["input"], outcome, vector["expected"])
+
+
 # The notice vectors exercise every notice fragment (abnormal-stop-reason: abnormal_open and
 # abnormal_close; upstream-finished-with-answer: closing_message; upstream-declined-without-message:
 # no_closing_message; long-child-id-bounds-summary: summary_ellipsis and the notice_bound row).
@@ -163,9 +192,9 @@ _OUTCOME_ROWS = len(_SPEC.table(_AREA, "job_outcomes").rows)
 # Every example renders the status line (status_open, status_close, line_break); the rows with a
 # diagnostic exercise diagnostic_label and detail_separator, the rows without output no_output.
 @_reaches_all("job_fragments")
-@requirement("BGD-005", "BGD-006", "BGD-009", "BGD-013", "RES-024")
+@requirement("BGD-005", "BGD-006", "BGD-009", "BGD-013", "BGD-017", "BGD-018", "RES-024")
 @pytest.mark.parametrize(
-    "row", row_params(_SPEC, _AREA, "job_outcomes", marks=lambda r: [requirement(row_requirement(_SPEC, r))])
+    "row", row_params(_SPEC, _AREA, "job_outcomes", marks=lambda r: [requirement(row_requirement(r))])
 )
 def test_job_outcome_of_any_result(adapter: Adapter, claim: Claim, spec: Spec, row: Json) -> None:
     """Any SubagentResult of this row (results.py's strategy, its diagnostic bounded as settle_run
@@ -178,9 +207,9 @@ def test_job_outcome_of_any_result(adapter: Adapter, claim: Claim, spec: Spec, r
         check_same_diagnostic_in_the_foreground(adapter, spec, result)
 
     @_budget(_OUTCOME_ROWS)
-    @given(result=results_of_row(spec, row))
-    def check(result: Json) -> None:
-        check_job(adapter, spec, {"result": result})
+    @given(result=results_of_row(spec, row), label=labels)
+    def check(result: Json, label: str) -> None:
+        check_job(adapter, spec, {"result": result}, label=label)
         check_same_diagnostic_in_the_foreground(adapter, spec, result)
 
     check()
@@ -204,7 +233,7 @@ def _start_params() -> list[Any]:
 _START_PARAMS = _start_params()
 
 
-@requirement("BGD-007", "BGD-008", "BGD-009", "BGD-013")
+@requirement("BGD-007", "BGD-008", "BGD-009", "BGD-013", "BGD-017")
 @pytest.mark.parametrize(("rejection", "cancelled"), _START_PARAMS)
 def test_job_of_a_failed_start(adapter: Adapter, claim: Claim, spec: Spec, rejection: Json, cancelled: bool) -> None:
     """A failed start is killed only when cancelled and not an aggregate; its detail is the
@@ -294,6 +323,9 @@ def test_job_hides_output_canaries(adapter: Adapter, claim: Claim, spec: Spec, r
         _leaks(row, answers, canaries, request, "job_outcome")
         answers["job-output"] = adapter.call("job_output", request)["text"]
         _leaks(row, answers, canaries, request, "job_output")
+        notice_request = {"jobId": "subagent-1", "label": "d", "settled": request}
+        answers["job-notice"] = adapter.call("job_notice", notice_request)
+        _leaks(row, answers, canaries, notice_request, "job_notice")
 
     check()
 
@@ -313,6 +345,9 @@ def test_job_hides_a_start_failure_cause(adapter: Adapter, claim: Claim, spec: S
         _leaks(row, answers, [cause], request, "job_outcome")
         answers["job-output"] = adapter.call("job_output", request)["text"]
         _leaks(row, answers, [cause], request, "job_output")
+        notice_request = {"jobId": "subagent-1", "label": "d", "settled": request}
+        answers["job-notice"] = adapter.call("job_notice", notice_request)
+        _leaks(row, answers, [cause], notice_request, "job_notice")
 
     check()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl.background import job_outcome, job_output, settlement_notice
+from reference_impl.background import job_notice, job_outcome, job_output, settlement_notice
 from reference_impl.diagnostic import bound_diagnostic as _bound
 from reference_impl.results import render_tool_result, settle_run
 from reference_impl.selection import AssistantOutputFold, collected_after_each, final_assistant_output
@@ -29,6 +29,7 @@ __all__ = [
     "codex_outcome",
     "fold_output",
     "format_diagnostic",
+    "job_notice",
     "job_outcome",
     "job_output",
     "render_tool_result",

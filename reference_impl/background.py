@@ -67,6 +67,20 @@ def job_output(request: Json) -> Json:
     return {"text": render_job_output(job_outcome(request))}
 
 
+def job_notice(request: Json) -> Json:
+    """The completion notice the Job runtime sends the owner of a settled subagent Job."""
+    return render_job_notice(request, job_outcome(request["settled"]))
+
+
+def render_job_notice(request: Json, outcome: Json) -> Json:
+    line = status_line(outcome)
+    text = f"background job {request['jobId']} (subagent: {request['label']}) finished {line}."
+    return {
+        "text": text + " Read its output with job_output.",
+        "summary": _bound_summary(f"subagent {request['label']} {line}"),
+    }
+
+
 def _summary(child_id: str, stop_reason: str) -> str:
     subject = f"Background subagent {child_id}"
     endings = {

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conformance.background import expected_job_text, expected_notice, expected_outcome
+from conformance.background import expected_job_notice, expected_job_text, expected_notice, expected_outcome
 from conformance.spec import load_spec
 
 _SPEC = load_spec()
@@ -23,3 +23,9 @@ def test_job_vector_follows_the_rules(vector: dict[str, Any]) -> None:
 @pytest.mark.parametrize("vector", _SPEC.table("background", "notice_vectors").rows, ids=lambda v: v["name"])
 def test_notice_vector_follows_the_rules(vector: dict[str, Any]) -> None:
     assert expected_notice(_SPEC, vector["input"]) == vector["expected"]
+
+
+@pytest.mark.parametrize("vector", _SPEC.table("background", "completion_vectors").rows, ids=lambda v: v["name"])
+def test_completion_vector_follows_the_rules(vector: dict[str, Any]) -> None:
+    outcome = expected_outcome(_SPEC, vector["input"]["settled"])
+    assert expected_job_notice(_SPEC, vector["input"], outcome) == vector["expected"]
