@@ -41,6 +41,10 @@ def _provider(area: str) -> Callable[[Spec, Declaration, Json], bool]:
     return lambda spec, claims, row: area in claims["providers"]
 
 
+def _background(mode: str) -> Callable[[Spec, Declaration, Json], bool]:
+    return lambda spec, claims, row: mode in claims.get("background", ())
+
+
 @dataclass(frozen=True)
 class VectorCall:
     """How the rows of one golden-vector table call one operation: its input, the output the
@@ -89,6 +93,38 @@ VECTOR_CALLS = [
         lambda row: row["result"],
         lambda row: row["expected"],
         lambda spec, claims, row: bool(claims["bindings"]),
+    ),
+    VectorCall(
+        "background",
+        "job_vectors",
+        "job_outcome",
+        lambda row: row["input"],
+        lambda row: row["outcome"],
+        _background("job"),
+    ),
+    VectorCall(
+        "background",
+        "job_vectors",
+        "job_output",
+        lambda row: row["input"],
+        lambda row: {"text": row["text"]},
+        _background("job"),
+    ),
+    VectorCall(
+        "background",
+        "completion_vectors",
+        "job_notice",
+        lambda row: row["input"],
+        lambda row: row["expected"],
+        _background("job"),
+    ),
+    VectorCall(
+        "background",
+        "notice_vectors",
+        "settlement_notice",
+        lambda row: row["input"],
+        lambda row: row["expected"],
+        _background("notice"),
     ),
     VectorCall(
         "diagnostic",
