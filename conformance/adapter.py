@@ -20,6 +20,7 @@ from typing import Any
 
 import jsonschema
 
+from conformance import validation
 from conformance.exec_adapter import ExecAdapter, ExecFailure, ExecStartError, ExecTarget, Limits
 from conformance.spec import Spec, describe_error, operations_schema
 
@@ -90,9 +91,8 @@ class Adapter:
             raise
 
     def _call(self, name: str, payload: Any) -> Any:
-        errors = list(_schema(self.spec, f"{name}_input").iter_errors(payload))
-        if errors:  # the suite's own inputs must be valid: a failure here is a suite bug
-            raise AssertionError(f"the suite built an invalid {name} input: {describe_error(errors[0])}")
+        if problem := validation.first_problem(self.spec.root, f"{name}_input", payload):
+            raise AssertionError(f"the suite built an invalid {name} input: {problem}")  # a suite bug
         func = self.operation(name)
         try:
             answer = func(copy.deepcopy(payload))
@@ -106,8 +106,8 @@ class Adapter:
             answer = json.loads(json.dumps(answer))
         except (TypeError, ValueError) as exc:
             raise AdapterResponseError(f"{name} returned a value that is not JSON-shaped: {exc}") from None
-        for error in _schema(self.spec, f"{name}_output").iter_errors(answer):
-            raise AdapterResponseError(f"{name} returned an invalid response: {describe_error(error)}")
+        if problem := validation.first_problem(self.spec.root, f"{name}_output", answer):
+            raise AdapterResponseError(f"{name} returned an invalid response: {problem}")
         return answer
 
 
