@@ -7,9 +7,12 @@ load are reported together, so a broken spec is mended in one pass.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
+import pickle
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -20,6 +23,7 @@ import jsonschema
 import referencing
 from jsonschema.exceptions import ValidationError, best_match
 
+from conformance import yamlpos
 from conformance.resources import spec_dir
 from conformance.yamlpos import Located, Path_, YamlError, format_path, load_located
 
@@ -256,25 +260,50 @@ def schema_problems(located: Located, validator: jsonschema.protocols.Validator,
 def _digest(root: Path) -> str:
     """A fingerprint of every file of a spec folder (and of the loader itself)."""
     digest = hashlib.sha256(Path(__file__).read_bytes())
+    digest.update(Path(yamlpos.__file__).read_bytes())
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
-def _validated_marker(root: Path) -> Path | None:
-    """Where a spec that passed its schemas is remembered, so that each of the many processes
-    of a run (xdist workers, self-test subprocesses) does not validate it again."""
+def _cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "subagent-conformance"
+
+
+_CACHE_KEEP = 16  # loaded specs kept; tests load many edited copies, each once
+
+
+def _cached(root: Path, digest: str) -> Spec | None:
+    """The spec loaded earlier from a folder with exactly these contents, or None (absent,
+    unreadable, corrupt or of another kind: every such case just loads the spec again)."""
     try:
-        return Path(base) / "subagent-conformance" / f"validated-{_digest(root)}"
-    except OSError:
+        with (_cache_dir() / f"spec-{digest}.pickle").open("rb") as file:
+            spec = pickle.load(file)
+    except Exception:  # an entry that cannot be read is only a missed shortcut
         return None
+    if not isinstance(spec, Spec):
+        return None
+    return dataclasses.replace(spec, root=root)  # the same contents may sit in another folder
+
+
+def _remember(spec: Spec, digest: str) -> None:
+    """Keep a loaded spec for the other processes of a run (xdist workers, nested sessions,
+    CLI commands); written whole or not at all, and never a reason to fail."""
+    folder = _cache_dir()
+    with contextlib.suppress(OSError, pickle.PicklingError):
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("wb", dir=folder, prefix=".spec-", delete=False) as file:
+            pickle.dump(spec, file, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(file.name, folder / f"spec-{digest}.pickle")
+        entries = sorted(folder.glob("spec-*.pickle"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for stale in entries[_CACHE_KEEP:]:
+            stale.unlink(missing_ok=True)
 
 
 class _Loader:
-    def __init__(self, root: Path, validate: bool = True) -> None:
+    def __init__(self, root: Path) -> None:
         self.root = root
-        self.validate = validate
         self.problems: list[Problem] = []
         self.docs: dict[str, Located] = {}
 
@@ -296,8 +325,6 @@ class _Loader:
         if not (self.root / "schema" / f"{schema}.json").is_file():
             self.problems.append(Problem(file, 1, "(document)", f"no schema for it: schema/{schema}.json is missing"))
             return None
-        if not self.validate:
-            return located.data
         found = schema_problems(located, schema_validator(self.root, schema), file)
         self.problems.extend(found)
         return None if found else located.data
@@ -306,7 +333,10 @@ class _Loader:
 def load_spec(root: Path | None = None) -> Spec:
     """Load and check the whole spec, or raise :class:`SpecError` naming every problem.
 
-    The shipped spec is loaded once per process; treat the result as read-only.
+    The shipped spec is loaded once per process, and a spec that loaded is kept in the user's
+    cache folder under the digest of its files (and of this loader), so that every later
+    process — xdist workers, nested sessions, CLI commands — reads it back instead of parsing
+    and checking it again. Treat the result as read-only.
     """
     if root is None:
         return _shipped_spec()
@@ -319,18 +349,20 @@ def _shipped_spec() -> Spec:
 
 
 def _load_spec(root: Path) -> Spec:
-    marker = _validated_marker(root)
-    remembered = marker is not None and marker.is_file()
-    spec = _load_spec_once(root, validate=not remembered)
-    if marker is not None and not remembered:
-        with contextlib.suppress(OSError):
-            marker.parent.mkdir(parents=True, exist_ok=True)
-            marker.touch()
+    try:
+        digest: str | None = _digest(root)
+    except OSError:
+        digest = None  # an unreadable file: the load below names it
+    spec = _cached(root, digest) if digest else None
+    if spec is None:
+        spec = _load_spec_once(root)
+        if digest:
+            _remember(spec, digest)
     return spec
 
 
-def _load_spec_once(root: Path, validate: bool) -> Spec:
-    loader = _Loader(root, validate)
+def _load_spec_once(root: Path) -> Spec:
+    loader = _Loader(root)
     index = loader.load("index.yaml", "index")
     if index is None:
         raise SpecError(loader.problems)
