@@ -229,6 +229,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     out = os.environ.get("SUITE_PROBE_OUT")
     if not out:
         return
+    import conformance
+
     impl = session.config.getoption("impl")
     if impl.startswith("exec:"):
         floor = _replay_exec(impl.removeprefix("exec:"))
@@ -243,4 +245,4 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         row["floor"] = floor.get(row["nodeid"], 0.0)
         row["calls"] = calls.get(row["nodeid"], 0)
     with open(out, "w", encoding="utf-8") as file:
-        json.dump({"impl": impl, "items": ITEMS}, file)
+        json.dump({"impl": impl, "suite": conformance.__file__, "items": ITEMS}, file)
