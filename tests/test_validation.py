@@ -10,6 +10,7 @@ jsonschema verdict is the one that counts.
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -69,15 +70,12 @@ def test_the_engines_agree_on_operation_values_and_their_broken_copies() -> None
     for definition, value in CORPUS:
         assert first_problem(SPEC.root, definition, value) is None, (definition, value)
         python = operations_schema(SPEC.root, definition)
-        for broken in _broken(value):
-            verdict = python.is_valid(broken)
-            assert compiled_validator(SPEC.root, definition).is_valid(broken) == verdict, (definition, broken)
+        for broken in itertools.islice(_broken(value), 3):  # a wrong kind, a missing member, a broken part
+            errors = list(python.iter_errors(broken))
+            assert compiled_validator(SPEC.root, definition).is_valid(broken) == (not errors), (definition, broken)
             problem = first_problem(SPEC.root, definition, broken)
-            if verdict:
-                assert problem is None
-            else:
-                assert problem == describe_error(next(iter(python.iter_errors(broken))))
-                rejected += 1
+            assert problem == (describe_error(errors[0]) if errors else None)
+            rejected += bool(errors)
             checked += 1
     assert rejected > 100 and checked > rejected  # the corpus reaches both verdicts, and often
 
