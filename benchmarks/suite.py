@@ -11,7 +11,8 @@ tier (test module) and, with ``--properties``, per property:
   validation, call (the rest of Adapter.call), adapter (the operation itself) and rest
   (Hypothesis' engine, pytest, fixtures);
 - the floor — the same operation calls replayed without the suite — and suite time / floor;
-- with several checkouts, each one's suite time against the first's.
+- the CPU time of the suite's own process (robust where other load moves the wall time);
+- with several checkouts, each one's suite time (wall, and CPU) against the first's.
 
 It also measures loading the spec in a fresh process, cold (empty cache folder) and warm
 (the cache the cold load left). The checkouts are run one after the other in one go, so the
@@ -123,11 +124,12 @@ def group(items: list[dict[str, Any]], by_property: bool) -> dict[str, dict[str,
         row["tests"] += 1
         for name in ("total", "examples", "calls", "floor", *COLUMNS):
             row[name] = row.get(name, 0.0) + item[name]
+        row["cpu"] = row.get("cpu", 0.0) + item.get("cpu", 0.0)
     return groups
 
 
 def _ratio(a: float, b: float) -> str:
-    return f"{a / b:.1f}" if b > 0 else "-"
+    return f"{a / b:.2f}" if b > 0 else "-"
 
 
 def _rate(row: dict[str, float]) -> str:
@@ -135,7 +137,7 @@ def _rate(row: dict[str, float]) -> str:
 
 
 def _sum(rows: dict[str, dict[str, float]]) -> dict[str, float]:
-    return {c: sum(r[c] for r in rows.values()) for c in ("tests", "total", "floor", "examples", *COLUMNS)}
+    return {c: sum(r[c] for r in rows.values()) for c in ("tests", "total", "cpu", "floor", "examples", *COLUMNS)}
 
 
 def print_table(title: str, runs: dict[str, dict[str, Any]], by_property: bool, top: int | None = None) -> None:
@@ -147,8 +149,8 @@ def print_table(title: str, runs: dict[str, dict[str, Any]], by_property: bool, 
     slowest = {k: max(g[k]["total"] for g in grouped.values() if k in g) for g in grouped.values() for k in g}
     keys = sorted(slowest, key=lambda k: -slowest[k])[:top]
     head = f"{'':<46}{'checkout':<10}{'tests':>6}{'examples':>9}{'ex/s':>8}{'suite s':>9}"
-    head += "".join(f"{c[:6]:>7}" for c in COLUMNS) + f"{'floor s':>9}{'/floor':>8}"
-    print(head + (f"{'vs ' + names[0]:>10}" if len(names) > 1 else ""))
+    head += "".join(f"{c[:6]:>7}" for c in COLUMNS) + f"{'floor s':>9}{'/floor':>8}{'cpu s':>8}"
+    print(head + (f"{'vs ' + names[0]:>10}{'cpu vs':>8}" if len(names) > 1 else ""))
     for key in [*keys, "(all)"]:
         first = _sum(grouped[names[0]]) if key == "(all)" else grouped[names[0]].get(key)
         for n, name in enumerate(names):
@@ -158,9 +160,9 @@ def print_table(title: str, runs: dict[str, dict[str, Any]], by_property: bool, 
             line = f"{(key if n == 0 or first is None else '')[:45]:<46}{name:<10}"
             line += f"{int(row['tests']):>6}{int(row['examples']):>9}{_rate(row):>8}{row['total']:>9.2f}"
             line += "".join(f"{100 * row[c] / row['total'] if row['total'] else 0:>6.0f}%" for c in COLUMNS)
-            line += f"{row['floor']:>9.3f}{_ratio(row['total'], row['floor']):>8}"
+            line += f"{row['floor']:>9.3f}{_ratio(row['total'], row['floor']):>8}{row['cpu']:>8.2f}"
             if n > 0 and first is not None:
-                line += f"{_ratio(row['total'], first['total']):>10}"
+                line += f"{_ratio(row['total'], first['total']):>10}{_ratio(row['cpu'], first['cpu']):>8}"
             print(line)
     walls = "  ".join(f"{name}: {runs[name]['wall']:.1f} s" for name in names)
     print(f"{'wall time of the run (start-up included)':<46}{walls}")

@@ -15,6 +15,9 @@ charges each moment of a test to the innermost of these categories:
     rest        everything else of the test's setup, call and teardown (Hypothesis'
                 engine, pytest, fixtures)
 
+and records the CPU time of the pytest process per test beside its wall time (on a shared
+machine the wall time of a suite run moves with other load; its own CPU time much less).
+
 At the end of the session it replays every recorded operation call once without the
 suite — the reference function called directly, or for exec a fresh adapter process fed
 the same request lines by a bare loop — and writes everything as JSON to
@@ -167,13 +170,13 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     _current[0] = item.nodeid
     TIMER.spent.clear()
     TIMER.enter("rest")
-    started = _clock()
+    started, cpu = _clock(), time.process_time()
     yield
-    total = _clock() - started
+    total, cpu = _clock() - started, time.process_time() - cpu
     TIMER.leave()
     spent = dict(TIMER.spent)
     probe = spent.pop("probe", 0.0)
-    row = {"nodeid": item.nodeid, "total": total - probe, "examples": EXAMPLES.get(item.nodeid, 0)}
+    row = {"nodeid": item.nodeid, "total": total - probe, "cpu": cpu, "examples": EXAMPLES.get(item.nodeid, 0)}
     row.update({c: spent.get(c, 0.0) for c in (*CATEGORIES, "rest")})
     ITEMS.append(row)
 
