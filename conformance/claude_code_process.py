@@ -15,6 +15,7 @@ from typing import Any
 
 from conformance.claude_code import expected_outcome, render, root_symbol
 from conformance.diagnostic import AGGREGATE_SEPARATOR
+from conformance.process_blame import Problem
 from conformance.scenarios import CANARY, PlannedRun, Scenario
 from conformance.spec import Spec
 
@@ -192,9 +193,10 @@ def allowed_outcomes(spec: Spec, scenario: Scenario, run: Json) -> dict[str, lis
 # --------------------------------------------------------------------------- what the provider sent
 
 
-def protocol_problems(spec: Spec, planned: PlannedRun, record: list[Json]) -> list[str]:
+def protocol_problems(spec: Spec, planned: PlannedRun, record: list[Json]) -> list[Problem]:
     """Every control request the fake sent was answered with exactly its permission_facts row's
-    answer when the row fires in the run's mode, and never with a grant otherwise."""
+    answer when the row fires in the run's mode (CC-025), and never with a grant otherwise (in
+    bypassPermissions no tool callback is installed: CC-026)."""
     rows = {r["trigger"]: r for r in spec.table(AREA, "permission_facts").rows}
     trigger_of = {subtype: trigger for trigger, subtype in CONTROL_SUBTYPES.items()}
     sent = {
@@ -209,16 +211,19 @@ def protocol_problems(spec: Spec, planned: PlannedRun, record: list[Json]) -> li
             response = frame.get("response") or {}
             answers[response.get("request_id")] = response
     problems = []
+    answered = ("CC-025",)
     for request_id, subtype in sent.items():
         response = answers.get(request_id)
         row = rows[trigger_of[subtype]]
         if response is None:
-            problems.append(f"the {subtype} control request {request_id} was never answered")
+            problems.append(Problem(answered, f"the {subtype} control request {request_id} was never answered"))
         elif planned.run["mode"] in row["modes"]:
             if response.get("subtype") != "success" or response.get("response") != row["answer"]:
-                problems.append(f"{subtype} was answered {response!r}; table permission_facts says {row['answer']!r}")
+                problems.append(
+                    Problem(answered, f"{subtype} was answered {response!r}; permission_facts says {row['answer']!r}")
+                )
         elif response.get("subtype") == "success" and response.get("response", {}).get("behavior") == "allow":
-            problems.append(f"{subtype} was granted in mode {planned.run['mode']}: {response!r}")
+            problems.append(Problem(("CC-026",), f"{subtype} was granted in mode {planned.run['mode']}: {response!r}"))
     return problems
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from conformance.codex import CodexOracle, js_uint16
 from conformance.diagnostic import AGGREGATE_SEPARATOR
+from conformance.process_blame import Problem
 from conformance.scenarios import PlannedRun, Scenario, substitute
 from conformance.spec import Spec
 
@@ -116,17 +117,26 @@ class ProcessOracle:
 
     # ---- what the provider wrote
 
-    def frame_problems(self, scenario: Scenario, run: Json, record: list[Json]) -> list[str]:
-        """Every way the client frames of a run differ from table client_frames (CDX-053, CDX-054, CDX-057)."""
+    def frame_problems(self, scenario: Scenario, run: Json, record: list[Json]) -> list[Problem]:
+        """Every way the client frames of a run differ from table client_frames (CDX-053), the
+        thread/start mode fields (CDX-054), the turn/start task (CDX-057) and the turn/interrupt
+        of a local cancellation (CDX-017)."""
         sent = [line["stdin"] for line in record if "stdin" in line and "method" in line["stdin"]]
         problems = []
         methods = [frame.get("method") for frame in sent]
         if methods != scenario.expect["frames"]:
-            problems.append(f"the provider wrote {methods}, the scenario expects {scenario.expect['frames']}")
+            interrupt = "turn/interrupt"
+            owner = ("CDX-017",) if (interrupt in methods) != (interrupt in scenario.expect["frames"]) else ("CDX-053",)
+            if [m for m in methods if m != interrupt] != [m for m in scenario.expect["frames"] if m != interrupt]:
+                owner = ("CDX-053",)
+            problems.append(
+                Problem(owner, f"the provider wrote {methods}, the scenario expects {scenario.expect['frames']}")
+            )
         ids = [frame["id"] for frame in sent if "id" in frame]
         if len(ids) != len(set(map(json.dumps, ids))):
-            problems.append(f"request ids are reused on the connection: {ids}")
+            problems.append(Problem(("CDX-053",), f"request ids are reused on the connection: {ids}"))
         thread_id, turn_id = self.ids(scenario, run)
+        owners = {"thread/start": ("CDX-054",), "turn/start": ("CDX-057",), "turn/interrupt": ("CDX-017",)}
         for frame in sent:
             expected = self.expected_frame(frame.get("method"), run, thread_id, turn_id)
             if expected is None:
@@ -134,12 +144,17 @@ class ProcessOracle:
             shape = {k: v for k, v in frame.items() if k != "id"}
             if shape != expected:
                 problems.append(
-                    f"the provider wrote\n  {json.dumps(frame)}\nclient_frames says\n  {json.dumps(expected)}"
+                    Problem(
+                        owners.get(frame["method"], ("CDX-053",)),
+                        f"the provider wrote {json.dumps(frame)}; client_frames says {json.dumps(expected)}",
+                    )
                 )
             row = self.frames[frame["method"]]
             is_request = row["kind"] == "request"
             if is_request != ("id" in frame) or (is_request and not isinstance(frame["id"], str | int)):
-                problems.append(f"{frame['method']} is a {row['kind']}, but its id is {frame.get('id')!r}")
+                problems.append(
+                    Problem(("CDX-053",), f"{frame['method']} is a {row['kind']}, but its id is {frame.get('id')!r}")
+                )
         return problems
 
     def expected_frame(self, method: str | None, run: Json, thread_id: str, turn_id: str) -> Json | None:
@@ -171,33 +186,50 @@ class ProcessOracle:
                 turn_id = substitute(result["turn"]["id"], bound)
         return thread_id, turn_id
 
-    def reply_problems(self, scenario: Scenario, record: list[Json]) -> list[str]:
-        """Each server request that is a row of server_request_replies is answered as the row says (CDX-031..035)."""
+    def reply_problems(self, scenario: Scenario, record: list[Json]) -> list[Problem]:
+        """Each server request that is a row of server_request_replies is answered as the row
+        says, blamed on the row's covers; once, at once (CDX-031), as JSON-RPC 2.0 (CDX-035)."""
         replies = [line["stdin"] for line in record if "stdin" in line and "method" not in line["stdin"]]
         problems = []
         for action in scenario.actions:
             frame = action.get("out")
             if not (isinstance(frame, dict) and "id" in frame and "method" in frame):
                 continue
-            rows = [r for r in self.replies if r["method"] == frame["method"] and r["params"] == frame["params"]]
-            if not rows and frame["method"] not in self.server_requests:  # any unsupported method: as its rows
-                rows = [r for r in self.replies if r["method"] not in self.server_requests]
+            rows = self.reply_rows(frame)
             if not rows:
                 continue
             answers = [r for r in replies if r.get("id") == frame["id"] and type(r.get("id")) is type(frame["id"])]
             if len(answers) != 1:
-                problems.append(f"request {frame['id']!r} ({frame['method']}) got {len(answers)} replies: {answers}")
+                problems.append(
+                    Problem(
+                        ("CDX-031",) if not answers else ("CDX-035",),
+                        f"request {frame['id']!r} ({frame['method']}) got {len(answers)} replies: {answers}",
+                    )
+                )
                 continue
             [answer] = answers
             want = rows[0]["reply"]
             got = {k: v for k, v in answer.items() if k in ("result", "error")}
             if "error" in got and isinstance(got["error"], dict):
                 got["error"] = {"code": got["error"].get("code")}
-            if got != want or answer.get("jsonrpc") != "2.0":
+            if got != want:
                 problems.append(
-                    f"request {frame['id']!r} ({rows[0]['name']}) was answered {answer}, the row says {want}"
+                    Problem(
+                        tuple(rows[0]["covers"]),
+                        f"request {frame['id']!r} ({rows[0]['name']}) was answered {answer}, the row says {want}",
+                    )
                 )
+            elif answer.get("jsonrpc") != "2.0":
+                problems.append(Problem(("CDX-035",), f"request {frame['id']!r} was answered without jsonrpc 2.0"))
         return problems
+
+    def reply_rows(self, frame: Json) -> list[Json]:
+        """The rows of server_request_replies a server request the fake sends is (for any unsupported
+        method: the rows of unsupported methods)."""
+        rows = [r for r in self.replies if r["method"] == frame["method"] and r["params"] == frame["params"]]
+        if not rows and frame["method"] not in self.server_requests:
+            rows = [r for r in self.replies if r["method"] not in self.server_requests]
+        return rows
 
 
 _ORACLES: dict[int, ProcessOracle] = {}
@@ -219,7 +251,7 @@ def allowed_outcomes(spec: Spec, scenario: Scenario, run: Json) -> dict[str, lis
     return oracle(spec).allowed(scenario, run)
 
 
-def protocol_problems(spec: Spec, planned: PlannedRun, record: list[Json]) -> list[str]:
+def protocol_problems(spec: Spec, planned: PlannedRun, record: list[Json]) -> list[Problem]:
     """The replies to the fake's server requests and the client frames the provider wrote."""
     problems = oracle(spec).reply_problems(planned.scenario, record) if record else []
     if "frames" in planned.scenario.expect:

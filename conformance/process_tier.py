@@ -17,7 +17,6 @@ rendered, and what its provider must have written on the wire.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import uuid
 from dataclasses import dataclass
@@ -25,7 +24,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from conformance import claude_code_process, codex_process
-from conformance.grammar import Matcher, roots
+from conformance.blame import Violation, dump
+from conformance.process_blame import OWNERS, Context, Problem, blamed, outcome_problems
 from conformance.processes import RUN_TOKEN_VARIABLE, call_runs
 from conformance.scenarios import (
     CANARY,
@@ -41,9 +41,6 @@ from conformance.spec import Spec
 Json = Any
 Allowed = dict[str, list[Json]]
 
-# No sentence of the grammar contains any of these (case-insensitive): the canaries the suite plants
-# and the scenarios' own secrets ("SECRET...", "/private/..."), and an injected fault's "FAULT-<token>".
-MARKERS = ("SECRET", "/private/", "FAULT-")
 # A batch's runs wait this long before acting, so that the fakes of one call provably overlap.
 OVERLAP_MS = 500
 # The interpreter the fakes run on adds this when the environment names no locale (PEP 538).
@@ -62,7 +59,7 @@ class ProductLayer(Protocol):
     def allowed_outcomes(self, spec: Spec, scenario: Scenario, run: Json) -> Allowed:
         """Each outcome part (start, result, dispose) as the spec renders it, with its allowed variants."""
 
-    def protocol_problems(self, spec: Spec, planned: PlannedRun, record: list[Json]) -> list[str]:
+    def protocol_problems(self, spec: Spec, planned: PlannedRun, record: list[Json]) -> list[Problem]:
         """Everything the provider wrote on the product's wire that the spec does not allow."""
 
 
@@ -107,7 +104,7 @@ def expand(spec: Spec, scenario: Scenario) -> list[Scenario]:
     table = scenario.for_each_row
     assert table is not None
     out = []
-    for row in spec.table(scenario.product, table).rows:
+    for index, row in enumerate(spec.table(scenario.product, table).rows):
         expect = substitute(scenario.expect, {"row": row})
         TIERS[scenario.product].layer.complete_row(spec, table, row, expect)
         out.append(
@@ -116,7 +113,8 @@ def expand(spec: Spec, scenario: Scenario) -> list[Scenario]:
                 name=f"{scenario.name}-{next(iter(row.values()))}",
                 actions=substitute(scenario.actions, {"row": row}),
                 expect=expect,
-                for_each_row=None,
+                for_each_row=table,
+                row=index,
             )
         )
     return out
@@ -174,74 +172,120 @@ def call(adapter: Any, planned: list[PlannedRun]) -> list[Json]:
 # --------------------------------------------------------------------------- checks every product shares
 
 
-def run_problems(spec: Spec, planned: PlannedRun, outcome: Json) -> list[str]:
-    """Everything wrong with one run's outcome and with what its fake saw."""
+def context(spec: Spec, planned: PlannedRun, record: list[Json]) -> Context:
+    """What the diagnosis of one run knows: what its scenario covers, what was planted (environment
+    values, task texts, working directory, run token) and what the fake wrote."""
+    run = planned.run
+    planted = [*run["env"].values(), *(b.get("text", "") for b in run["task"]), run["cwd"] or ""]
+    planted += [line["token"] for line in record[:1] if line.get("token")]
+    return Context(
+        spec,
+        planned.scenario.product,
+        covers=tuple(planned.scenario.covers),
+        planted=[str(p) for p in planted],
+        stderr="".join(line["stderr"] for line in record if "stderr" in line),
+        stdout="".join(line["sent"] for line in record if "sent" in line),
+    )
+
+
+def run_problems(spec: Spec, planned: PlannedRun, outcome: Json) -> list[Problem]:
+    """Everything wrong with one run's outcome and with what its fake saw, each with its blame."""
     tier = TIERS[planned.scenario.product]
     record = planned.recorded()
-    problems = outcome_problems(outcome, tier.layer.allowed_outcomes(spec, planned.scenario, planned.run))
-    problems += leaks(spec, planned, outcome, record)
+    startup = tuple(spec.table(planned.scenario.product, "startup_rejections").requirements)
+    allowed = tier.layer.allowed_outcomes(spec, planned.scenario, planned.run)
+    problems = outcome_problems(context(spec, planned, record), allowed, outcome, startup)
     if record and refused_before_spawn(spec, planned.scenario):
-        problems.append("a process was started for a request that must be refused before any process starts")
+        problems.append(Problem(startup, "a process was started for a request refused before any process starts"))
     if record:
-        problems += launch_problems(planned, record)
+        problems += [Problem(OWNERS[planned.scenario.product].launch, p) for p in launch_problems(planned, record)]
     problems += tier.layer.protocol_problems(spec, planned, record)
     return problems
 
 
-def outcome_problems(outcome: Json, allowed: Allowed) -> list[str]:
-    """Each part of the outcome (start, result, dispose) is one the spec allows."""
-    problems = []
-    for key, options in allowed.items():
-        if outcome[key] not in options:
-            shown = "\n    or ".join(json.dumps(o, ensure_ascii=False) for o in options)
-            problems.append(
-                f"{key}: got\n    {json.dumps(outcome[key], ensure_ascii=False)}\n  the spec says\n    {shown}"
-            )
-    return problems
+def expected_outcome(spec: Spec, planned: PlannedRun) -> Json:
+    """The outcome the spec renders for a run: each part, or the list of its allowed variants."""
+    allowed = TIERS[planned.scenario.product].layer.allowed_outcomes(spec, planned.scenario, planned.run)
+    return {key: options[0] if len(options) == 1 else {"one of": options} for key, options in allowed.items()}
 
 
-def texts(outcome: Json) -> list[tuple[str, str]]:
-    """Every provider-authored text of a run outcome, with its grammar kind."""
-    found = []
-    if "rejected" in outcome["start"]:
-        found.append(("start-rejection", outcome["start"]["rejected"]))
-    if outcome["result"] is not None and "diagnostic" in outcome["result"]:
-        found.append(("run-result", outcome["result"]["diagnostic"]))
-    found += [("dispose-rejection", s["rejected"]) for s in outcome["dispose"] if "rejected" in s]
-    return found
+TRANSCRIPT_LINES = 80  # the end of a long transcript is shown; the record holds it whole
+STDERR_TAIL = 2000  # characters
 
 
-_GRAMMARS: dict[int, dict[tuple[str, str], Matcher]] = {}
+def transcript(record: list[Json]) -> str:
+    """The wire both ways, as the fake recorded it: what it received on stdin and wrote on stdout."""
+    if not record:
+        return "(the product was never started)"
+    lines = []
+    for line in record:
+        if "stdin" in line:
+            lines.append(f"fake received: {dump(line['stdin'])}")
+        elif "sent" in line:
+            lines.extend(f"fake sent:     {part}" for part in line["sent"].splitlines() or [""])
+        elif "end" in line:
+            lines.append(f"fake ended:    {dump(line['end'])}")
+    shown = lines[-TRANSCRIPT_LINES:]
+    skipped = len(lines) - len(shown)
+    return "\n".join(([f"({skipped} earlier line(s) left out)"] if skipped else []) + shown)
+
+
+def stderr_tail(record: list[Json]) -> str:
+    """The end of what the product wrote to its stderr."""
+    text = "".join(line["stderr"] for line in record if "stderr" in line)
+    return text[-STDERR_TAIL:] if text else "(the product wrote nothing to stderr)"
+
+
+def failure(
+    spec: Spec, planned: list[PlannedRun], outcomes: list[Json], problems: list[tuple[int, Problem]]
+) -> Violation:
+    """One Violation for the runs of a call that went wrong: blamed on exactly what their problems
+    show, with the batch as input, the expected and actual outcomes, each failing run's wire
+    transcript both ways and its stderr tail."""
+    failing = sorted({index for index, _ in problems})
+    single = len(planned) == 1
+    sections: dict[str, str] = {}
+    for index in failing:
+        run = planned[index]
+        name = "" if single else f" of run {index} ({run.scenario.name}, mode {run.run['mode']})"
+        record = run.recorded()
+        about = " ".join(run.scenario.description.split())
+        sections[f"scenario{name}"] = f"{run.scenario.name} ({run.scenario.where}): {about}"
+        sections[f"wire transcript{name}"] = transcript(record)
+        sections[f"stderr tail{name}"] = stderr_tail(record)
+    expected = [expected_outcome(spec, planned[i]) for i in failing]
+    actual = [outcomes[i] for i in failing]
+    return Violation(
+        blamed(p for _, p in problems),
+        operation=TIERS[planned[0].scenario.product].operation,
+        input={"runs": [p.run for p in planned]},
+        expected=expected[0] if len(failing) == 1 else expected,
+        actual=actual[0] if len(failing) == 1 else actual,
+        detail="\n".join(
+            f"{'' if single else f'run {i}: '}{p.message} [{', '.join(p.requirements)}]" for i, p in problems
+        ),
+        sections=sections,
+    )
+
+
+def check_runs(spec: Spec, planned: list[PlannedRun], outcomes: list[Json], *, overlap: bool = False) -> None:
+    """Raise one Violation for the runs of a call whose outcome or wire the spec does not allow."""
+    problems = [
+        (i, p)
+        for i, (run, outcome) in enumerate(zip(planned, outcomes, strict=True))
+        for p in run_problems(spec, run, outcome)
+    ]
+    if overlap:
+        concurrency = OWNERS[planned[0].scenario.product].concurrency
+        problems += [(0, Problem(concurrency, p)) for p in overlap_problems(planned)]
+    if problems:
+        raise failure(spec, planned, outcomes, problems)
 
 
 def product_name(spec: Spec, product: str) -> str:
     """The product as the grammar and table canary_sites name it (diagnostic.products)."""
     [name] = [r["product"] for r in spec.table("diagnostic", "products").rows if r["area"] == product]
     return str(name)
-
-
-def grammar(spec: Spec, product: str, kind: str) -> Matcher:
-    if id(spec) not in _GRAMMARS:
-        _GRAMMARS[id(spec)] = roots(spec)
-    return _GRAMMARS[id(spec)][(product_name(spec, product), kind)]
-
-
-def leaks(spec: Spec, planned: PlannedRun, outcome: Json, record: list[Json]) -> list[str]:
-    """Every text is a sentence of its grammar root and carries no marker and nothing the run planted
-    (environment values, task texts, working directory, run token)."""
-    run = planned.run
-    planted = [*run["env"].values(), *(b.get("text", "") for b in run["task"]), run["cwd"] or ""]
-    planted += [line["token"] for line in record[:1] if line.get("token")]
-    problems = []
-    for kind, text in texts(outcome):
-        if not grammar(spec, planned.scenario.product, kind).matches(text):
-            problems.append(f"{kind} text is no sentence of the grammar: {text!r}")
-        problems += [
-            f"{canary!r} leaked into {text!r}"
-            for canary in [*MARKERS, *planted]
-            if len(canary) >= 4 and canary.lower() in text.lower()
-        ]
-    return problems
 
 
 def refused_before_spawn(spec: Spec, scenario: Scenario) -> bool:

@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conformance.blame import Violation
+from conformance.process_blame import OWNERS
+
 RUN_TOKEN_VARIABLE = "SUBAGENT_CONFORMANCE_RUN"
+AREAS = {"run_claude_code": "claude-code", "run_codex": "codex"}  # the product area of each process operation
+HANG = ("ADP-018",)  # a call that does not answer in time is a hang
+MISCOUNTED = ("ADP-012",)  # an answer of the wrong shape
 DEFAULT_DEADLINE = 20.0  # seconds one call may take before the adapter counts as hung
 
 Json = Any
@@ -27,6 +33,7 @@ Json = Any
 class Survivor:
     pid: int
     argv: list[str]
+    token: str = ""  # the run token it carries
 
     def __str__(self) -> str:
         return f"pid {self.pid}: {' '.join(self.argv)[:200]}"
@@ -38,21 +45,22 @@ def new_token() -> str:
 
 def carrying(tokens: set[str]) -> list[Survivor]:
     """Live (non-zombie) processes whose environment carries one of ``tokens``."""
-    needles = {f"{RUN_TOKEN_VARIABLE}={token}".encode() for token in tokens}
+    needles = {f"{RUN_TOKEN_VARIABLE}={token}".encode(): token for token in tokens}
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
             environ = (entry / "environ").read_bytes()
-            if not any(b"\0" + needle + b"\0" in b"\0" + environ for needle in needles):
+            found_token = next((t for n, t in needles.items() if b"\0" + n + b"\0" in b"\0" + environ), None)
+            if found_token is None:
                 continue
             if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
                 continue  # exited; only its parent's wait is missing
             argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
         except OSError:
             continue  # gone meanwhile, or not ours to read
-        found.append(Survivor(int(entry.name), [a for a in argv if a]))
+        found.append(Survivor(int(entry.name), [a for a in argv if a], found_token))
     return found
 
 
@@ -62,8 +70,18 @@ def kill(survivors: list[Survivor]) -> None:
             os.kill(survivor.pid, signal.SIGKILL)
 
 
-class ProcessTierFailure(AssertionError):
-    """A process operation hung, or left processes of its runs alive."""
+class ProcessTierFailure(Violation):
+    """A process operation hung, or left processes of its runs alive: a hang blames the deadline
+    requirement, a survivor the cleanup requirement of its run (a start() rejection's or
+    dispose()'s), nothing else."""
+
+
+def cleanup_requirements(operation: str, outcome: Json) -> tuple[str, ...]:
+    """What a process surviving this run's outcome breaks: startup cleanup after a start()
+    rejection, else dispose() settling only after the tree exited."""
+    owners = OWNERS[AREAS[operation]]
+    rejected = isinstance(outcome, dict) and isinstance(outcome.get("start"), dict) and "rejected" in outcome["start"]
+    return owners.cleanup_startup if rejected else owners.cleanup_dispose
 
 
 def call_runs(adapter: Any, operation: str, runs: list[Json], deadline: float = DEFAULT_DEADLINE) -> list[Json]:
@@ -86,23 +104,50 @@ def call_runs(adapter: Any, operation: str, runs: list[Json], deadline: float = 
     worker = threading.Thread(target=call, name=f"{operation}-call", daemon=True)
     worker.start()
     worker.join(deadline)
-    survivors = carrying(set(tokens))
-    kill(survivors)
+    alive = carrying(set(tokens))
+    kill(alive)
+    survivors = {token: [s for s in alive if s.token == token] for token in tokens}
     if worker.is_alive():
         raise ProcessTierFailure(
-            f"{operation} did not answer within {deadline:g} s (the adapter hangs); "
-            f"{len(survivors)} process(es) of its runs were still alive and have been killed"
-            + "".join(f"\n  {s}" for s in survivors)
+            HANG,
+            operation=operation,
+            input=request,
+            expected=f"an answer within {deadline:g} s",
+            actual="no answer (the adapter hangs)",
+            detail=f"{operation} did not answer within {deadline:g} s; {len(alive)} process(es) of its runs were "
+            "still alive and have been killed" + "".join(f"\n  {s}" for s in alive),
         )
     if error:
         raise error[0]
-    if survivors:
-        raise ProcessTierFailure(
-            f"{operation} answered, but {len(survivors)} process(es) of its runs were still alive "
-            "(no process may outlive dispose() or a start() rejection); they have been killed:"
-            + "".join(f"\n  {s}" for s in survivors)
-        )
     outcomes: list[Json] = answer[0]["runs"]
     if len(outcomes) != len(runs):
-        raise ProcessTierFailure(f"{operation} answered {len(outcomes)} outcome(s) for {len(runs)} run(s)")
+        raise ProcessTierFailure(
+            MISCOUNTED,
+            operation=operation,
+            input=request,
+            expected=f"{len(runs)} outcome(s)",
+            actual=outcomes,
+            detail=f"{operation} answered {len(outcomes)} outcome(s) for {len(runs)} run(s)",
+        )
+    if alive:
+        blamed = [
+            r
+            for token, outcome in zip(tokens, outcomes, strict=True)
+            if survivors[token]
+            for r in cleanup_requirements(operation, outcome)
+        ]
+        raise ProcessTierFailure(
+            blamed,
+            operation=operation,
+            input=request,
+            expected="no process of any run alive once the call answered",
+            actual=[str(s) for s in alive],
+            detail=f"{operation} answered, but {len(alive)} process(es) of its runs were still alive "
+            "(no process may outlive dispose() or a start() rejection); they have been killed",
+            sections={
+                f"survivors of run {index}": "\n".join(str(s) for s in survivors[token])
+                for index, token in enumerate(tokens)
+                if survivors[token]
+            },
+        )
     return outcomes

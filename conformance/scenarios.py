@@ -41,6 +41,7 @@ class Scenario:
     for_each_row: str | None = None  # a table of the product's area the scenario is a template over
     plants: list[str] = field(default_factory=list)  # canary_sites the scenario plants in
     batch: str | None = None  # scenarios sharing a batch also run together in one call
+    row: int | None = None  # the row of table ``for_each_row`` a template was expanded for
 
 
 def load_scenarios(spec: Spec, file: Path) -> list[Scenario]:

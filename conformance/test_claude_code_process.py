@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from conformance.adapter import Adapter
+from conformance.blame import Violation, expect
 from conformance.claude_code_process import (
     CONTROL_SUBTYPES,
     MODE_FLAG,
@@ -25,15 +26,16 @@ from conformance.claude_code_process import (
     sent_flags,
     user_text,
 )
+from conformance.process_marks import checks, reaches
 from conformance.process_tier import (
     batches,
     call,
     canary_site_problems,
-    overlap_problems,
+    check_runs,
     overlapping,
     plan_runs,
     product_scenarios,
-    run_problems,
+    transcript,
 )
 from conformance.results import expected_rendering
 from conformance.scenarios import PlannedRun, Scenario
@@ -50,21 +52,31 @@ def _driver(claim: Claim) -> None:
     claim("process_drivers", "claude-code")
 
 
-def _check(adapter: Adapter, spec: Spec, planned: PlannedRun, outcome: Json) -> None:
-    """The outcome is the scenario's, its texts are clean, the CLI got the run's settings and its
-    requests were refused."""
-    scenario = planned.scenario
-    problems = run_problems(spec, planned, outcome)
-    assert not problems, f"scenario {scenario.name} ({scenario.where}): " + "\n".join(problems)
-    if outcome["result"] is not None and adapter.declaration.get("bindings"):
-        rendered = adapter.call("render_tool_result", outcome["result"])
-        assert rendered == expected_rendering(spec, outcome["result"]), (
-            f"scenario {scenario.name}: the parent's tool result {rendered!r} does not render {outcome['result']!r}"
-        )
-        for block in outcome["result"]["output"]:
-            assert block["text"] in rendered["text"], (
-                f"scenario {scenario.name}: the output text is lost in {rendered!r}"
-            )
+def _rendering_requirements(spec: Spec) -> tuple[str, ...]:
+    """The rules of the parent's tool result: tables headlines and render_fragments."""
+    tables = [spec.table("results", name) for name in ("headlines", "render_fragments")]
+    return tuple(dict.fromkeys(r for t in tables for r in t.requirements))
+
+
+def _check(
+    adapter: Adapter, spec: Spec, planned: list[PlannedRun], outcomes: list[Json], overlap: bool = False
+) -> None:
+    """The outcomes are the scenarios', their texts are clean, the CLI got the run's settings and its
+    requests were refused; a bound adapter renders each result as the parent's tool result."""
+    check_runs(spec, planned, outcomes, overlap=overlap)
+    for outcome in outcomes:
+        if outcome["result"] is not None and adapter.declaration.get("bindings"):
+            rendered = adapter.call("render_tool_result", outcome["result"])
+            wanted = expected_rendering(spec, outcome["result"])
+            expect(_rendering_requirements(spec), "render_tool_result", outcome["result"], wanted, rendered)
+
+
+def _marks(scenario: Scenario) -> list[pytest.MarkDecorator]:
+    """What the scenario can be blamed on, and the table rows its expectation is rendered from."""
+    return [
+        requirement(*checks(_SPEC, scenario)),
+        *(pytest.mark.reaches(table, index) for table, index in reaches(_SPEC, scenario)),
+    ]
 
 
 # --------------------------------------------------------------------------- every scenario
@@ -72,14 +84,13 @@ def _check(adapter: Adapter, spec: Spec, planned: PlannedRun, outcome: Json) -> 
 
 @pytest.mark.parametrize(
     "scenario",
-    [pytest.param(s, id=s.name, marks=requirement(*s.covers)) for s in product_scenarios(_SPEC, PRODUCT)],
+    [pytest.param(s, id=s.name, marks=_marks(s)) for s in product_scenarios(_SPEC, PRODUCT)],
 )
 def test_scenario(adapter: Adapter, claim: Claim, spec: Spec, scenario: Scenario, tmp_path: Path) -> None:
     """Played on real pipes, the scenario gives exactly the outcome the spec renders for it."""
     _driver(claim)
     planned = plan_runs(spec, scenario, tmp_path)
-    for run, outcome in zip(planned, call(adapter, planned), strict=True):
-        _check(adapter, spec, run, outcome)
+    _check(adapter, spec, planned, call(adapter, planned))
 
 
 # --------------------------------------------------------------------------- concurrency
@@ -87,7 +98,10 @@ def test_scenario(adapter: Adapter, claim: Claim, spec: Spec, scenario: Scenario
 
 @pytest.mark.parametrize(
     "batch",
-    [pytest.param(name, id=name) for name in sorted(batches(_SPEC, PRODUCT))],
+    [
+        pytest.param(name, id=name, marks=requirement(*(r for s in members for r in checks(_SPEC, s))))
+        for name, members in sorted(batches(_SPEC, PRODUCT).items())
+    ],
 )
 @requirement("CC-042", "CC-024", "CC-025", "CC-027")
 def test_concurrent_runs_share_nothing(adapter: Adapter, claim: Claim, spec: Spec, batch: str, tmp_path: Path) -> None:
@@ -97,15 +111,27 @@ def test_concurrent_runs_share_nothing(adapter: Adapter, claim: Claim, spec: Spe
     members = batches(spec, PRODUCT)[batch]
     assert len(members) >= 6, f"batch {batch} has {len(members)} scenarios; the isolation check needs at least six"
     planned = [run for s in members for run in plan_runs(spec, overlapping(s), tmp_path)]
-    outcomes = call(adapter, planned)
-    for run, outcome in zip(planned, outcomes, strict=True):
-        _check(adapter, spec, run, outcome)
-        assert flag_value(sent_flags(run), MODE_FLAG) == run.run["mode"], f"run {run.scenario.name} got another mode"
-    problems = overlap_problems(planned)
-    assert not problems, "; ".join(problems)
+    _check(adapter, spec, planned, call(adapter, planned), overlap=True)
+    for run in planned:
+        _expect_flags(run, [(MODE_FLAG, run.run["mode"])], ("CC-042",))
 
 
 # --------------------------------------------------------------------------- what the provider sends
+
+
+def _expect_flags(run: PlannedRun, wanted: list[tuple[str, str]], requirements: tuple[str, ...]) -> None:
+    """The CLI got each flag with its value (the provider appends them to the RUN's argv)."""
+    flags = sent_flags(run)
+    got = {name: flag_value(flags, name) for name, _ in wanted}
+    if got != dict(wanted):
+        raise Violation(
+            requirements,
+            operation="run_claude_code",
+            input={"runs": [run.run]},
+            expected=dict(wanted),
+            actual=got,
+            sections={"arguments the CLI got": " ".join(flags)},
+        )
 
 
 @requirement("CC-025", "CC-026", "CC-042", "CC-044")
@@ -126,20 +152,21 @@ def test_the_cli_gets_its_run_settings(adapter: Adapter, claim: Claim, spec: Spe
         run.run.update(mode=mode, task=task)
         planned.append(run)
     outcomes = call(adapter, planned)
-    for run, outcome in zip(planned, outcomes, strict=True):
-        assert outcome["start"] == {"published": True}, f"mode {run.run['mode']}: {outcome!r}"
-        _check(adapter, spec, run, outcome)  # also: the CLI's command, directory and environment
-        flags = sent_flags(run)
-        for name, value in STREAM_JSON_FLAGS:
-            assert flag_value(flags, name) == value, f"the CLI was not given {name} {value}: {flags!r}"
-        assert "--verbose" in flags, f"the CLI was not given --verbose: {flags!r}"
-        assert flag_value(flags, MODE_FLAG) == run.run["mode"], f"the CLI was not given its mode: {flags!r}"
+    _check(adapter, spec, planned, outcomes)  # also: the CLI's command, directory and environment
+    for run in planned:
+        _expect_flags(run, [*STREAM_JSON_FLAGS, (MODE_FLAG, run.run["mode"])], ("CC-044",))
         frames = [line["stdin"] for line in run.recorded() if "stdin" in line]
         kinds = [
             f.get("request", {}).get("subtype") if f.get("type") == "control_request" else f.get("type") for f in frames
         ]
-        assert kinds[:2] == ["initialize", "user"], f"the CLI received {kinds!r}: initialize, then the user message"
-        assert user_text(frames[1]) == "".join(b["text"] for b in task), f"the task arrived as {frames[1]!r}"
+        got = {
+            "--verbose": "--verbose" in sent_flags(run),
+            "first frames": kinds[:2],
+            "task": user_text(frames[1]) if frames[1:] else None,
+        }
+        want = {"--verbose": True, "first frames": ["initialize", "user"], "task": "".join(b["text"] for b in task)}
+        sections = {"wire transcript": transcript(run.recorded())}
+        expect(("CC-044",), "run_claude_code", {"runs": [run.run]}, want, got, sections=sections)
 
 
 # --------------------------------------------------------------------------- redaction coverage

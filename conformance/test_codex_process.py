@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 
 from conformance.adapter import Adapter
+from conformance.process_marks import checks, reaches
 from conformance.process_tier import (
     batches,
     call,
     canary_site_problems,
-    overlap_problems,
+    check_runs,
     plan_runs,
     product_scenarios,
-    run_problems,
 )
 from conformance.scenarios import PlannedRun, Scenario
 from conformance.spec import load_spec
@@ -47,29 +47,19 @@ def run_codex(adapter: Adapter, claim: Claim) -> RunCodex:
     return lambda planned: call(adapter, planned)
 
 
-def _problems(planned: list[PlannedRun], outcomes: list[Json]) -> list[str]:
-    """Every run's problems, named by its scenario (and its mode where a call runs copies of one)."""
-    problems = []
-    copies = len({p.scenario.name for p in planned}) < len(planned)
-    for run, outcome in zip(planned, outcomes, strict=True):
-        where = f"{run.scenario.name} ({run.run['mode']})" if copies else run.scenario.name
-        problems += [f"{where}: {p}" for p in run_problems(_SPEC, run, outcome)]
-    return problems
+def _marks(scenario: Scenario) -> list[pytest.MarkDecorator]:
+    """What the scenario can be blamed on, and the table rows its expectation is rendered from."""
+    return [
+        requirement(*checks(_SPEC, scenario)),
+        *(pytest.mark.reaches(table, index) for table, index in reaches(_SPEC, scenario)),
+    ]
 
 
-@pytest.mark.parametrize(
-    "scenario",
-    [
-        pytest.param(s, id=s.name, marks=requirement("CDX-072", "RED-001", "RED-002", "RED-008", *s.covers))
-        for s in SCENARIOS
-    ],
-)
+@pytest.mark.parametrize("scenario", [pytest.param(s, id=s.name, marks=_marks(s)) for s in SCENARIOS])
 def test_scenario(run_codex: RunCodex, scenario: Scenario, tmp_path: Path) -> None:
+    """Played on real pipes, the scenario gives exactly the outcome and the wire the spec renders."""
     planned = plan_runs(_SPEC, scenario, tmp_path)
-    problems = _problems(planned, run_codex(planned))
-    if len(planned) > 1:
-        problems += overlap_problems(planned)
-    assert not problems, f"scenario {scenario.name} ({scenario.where}): {scenario.description}\n" + "\n".join(problems)
+    check_runs(_SPEC, planned, run_codex(planned), overlap=len(planned) > 1)
 
 
 @requirement("RED-008")
@@ -79,7 +69,13 @@ def test_every_codex_canary_site_is_planted() -> None:
     assert not problems, "; ".join(problems)
 
 
-@pytest.mark.parametrize("batch", sorted(batches(_SPEC, PRODUCT)))
+@pytest.mark.parametrize(
+    "batch",
+    [
+        pytest.param(name, id=name, marks=requirement(*(r for s in members for r in checks(_SPEC, s))))
+        for name, members in sorted(batches(_SPEC, PRODUCT).items())
+    ],
+)
 @requirement("CDX-071", "CDX-016", "CDX-070")
 def test_a_batch_in_one_call(run_codex: RunCodex, batch: str, tmp_path: Path) -> None:
     """Different scenarios overlapping in one call (modes, facts, exits, a dispose() before
@@ -87,11 +83,11 @@ def test_a_batch_in_one_call(run_codex: RunCodex, batch: str, tmp_path: Path) ->
     members = batches(_SPEC, PRODUCT)[batch]
     assert len(members) >= 6, f"batch {batch} has {len(members)} scenarios; the isolation check needs at least six"
     planned = [run for s in members for run in plan_runs(_SPEC, s, tmp_path)]
-    problems = _problems(planned, run_codex(planned))
-    assert not problems, "\n".join(problems)
+    check_runs(_SPEC, planned, run_codex(planned))
 
 
 @requirement("CDX-054", "CDX-071")
+@pytest.mark.reaches("codex.mode_fields", *range(len(_SPEC.table(PRODUCT, "mode_fields").rows)))
 def test_every_mode_in_one_call(run_codex: RunCodex, tmp_path: Path) -> None:
     """The ordinary run in every permission mode at once: each thread/start carries its own mode's fields."""
     [scenario] = [s for s in SCENARIOS if s.name == "completed-answer"]
@@ -100,5 +96,4 @@ def test_every_mode_in_one_call(run_codex: RunCodex, tmp_path: Path) -> None:
         [run] = plan_runs(_SPEC, scenario, tmp_path / str(mode))
         run.run["mode"] = mode
         planned.append(run)
-    problems = _problems(planned, run_codex(planned)) + overlap_problems(planned)
-    assert not problems, "\n".join(problems)
+    check_runs(_SPEC, planned, run_codex(planned), overlap=True)
