@@ -25,10 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from conformance import claude_code
+from conformance.blame import Violation
 from conformance.codex import CodexOracle
 from conformance.diagnostic import stage_categories
-from conformance.grammar import roots
 from conformance.model_servers import ModelServer
+from conformance.process_blame import Context, blamed, result_problems
+from conformance.process_blame import Problem as Difference
 from conformance.products import PRODUCTS, Installed, OfflineRun, describe, offline, work_dir
 from conformance.resources import fixtures_dir
 from conformance.spec import Problem, Spec, SpecError, schema_problems, schema_validator
@@ -609,10 +611,35 @@ def _codex_wire(spec: Spec, case: Case) -> Json:
     return row["wire"]
 
 
-def replay(spec: Spec, case: Case, recording: Json, call: Callable[[str, Json], Json]) -> None:
+EXCERPT_LINES = 60  # transcript lines a failing replay shows (the recording holds them all)
+
+
+def excerpt(recording: Json) -> str:
+    """The recorded wire as lines: what the client sent, what the product wrote, how it ended."""
+    lines = []
+    for item in recording["wire"]:
+        if "stdin" in item:
+            lines.append(f"client sent:  {json.dumps(item['stdin'], ensure_ascii=False)}")
+        elif "stdout" in item:
+            lines.append(f"product sent: {json.dumps(item['stdout'], ensure_ascii=False)}")
+        elif "stdout_line" in item:
+            lines.append(f"product line: {item['stdout_line']}")
+        elif "stderr" in item:
+            lines.append(f"stderr:       {json.dumps(item['stderr'], ensure_ascii=False)}")
+        else:
+            lines.append(f"product:      {json.dumps(item, ensure_ascii=False)}")
+    shown = lines[:EXCERPT_LINES]
+    rest = len(lines) - len(shown)
+    return "\n".join(shown + ([f"({rest} more line(s) in the recording)"] if rest else []))
+
+
+def replay(
+    spec: Spec, case: Case, recording: Json, call: Callable[[str, Json], Json], path: Path | None = None
+) -> None:
     """Replay ``recording`` through the pure operation of its product (``call(op, input)``) and
-    assert that the transcript shows what the case claims and that the operation answers the
-    case's expected result; the diagnostic must also be a sentence of the product's grammar."""
+    assert that the transcript shows what the case claims; the operation must answer the case's
+    expected result, or a Violation names the rule the difference shows (conformance/process_blame.py)
+    with the case, the recording and an excerpt of its transcript."""
     if case.product == "codex":
         operation, scenario = "codex_outcome", codex_scenario(recording)
         turn = codex_terminal(scenario)
@@ -634,12 +661,34 @@ def replay(spec: Spec, case: Case, recording: Json, call: Callable[[str, Json], 
         )
         expected = [read]  # the transcript fixes what was observed when: one result is right
     actual = call(operation, scenario)
-    assert actual in expected, (
-        f"{operation} on the real transcript of {case.id} ({case.where}) gave\n  "
-        f"{json.dumps(actual, ensure_ascii=False)}\nthe spec says\n  "
-        + "\n  or ".join(json.dumps(e, ensure_ascii=False) for e in expected)
-        + f"\nfor the scenario\n  {json.dumps(scenario, ensure_ascii=False)[:4000]}"
+    if actual in expected:
+        return
+    ctx = Context(
+        spec,
+        case.product,
+        covers=tuple(case.covers),
+        stderr="".join(item["stderr"] for item in recording["wire"] if "stderr" in item),
+        stdout=json.dumps([item["stdout"] for item in recording["wire"] if "stdout" in item], ensure_ascii=False),
     )
-    if "diagnostic" in actual:
-        grammar = roots(spec)[(_label(spec, case.product), "run-result")]
-        assert grammar.matches(actual["diagnostic"]), f"not a sentence of the grammar: {actual['diagnostic']!r}"
+    found = []
+    for option in expected:  # diagnosed against the nearest result the spec allows
+        want = {k: v for k, v in option.items() if k != "replies"}
+        got = {k: v for k, v in actual.items() if k != "replies"} if isinstance(actual, dict) else actual
+        problems = result_problems(ctx, want, got) if isinstance(got, dict) else []
+        if isinstance(actual, dict) and actual.get("replies", []) != option.get("replies", []):
+            problems.append(Difference(("CDX-053",), "replies written though the transcript has no server request"))
+        found.append(problems or [Difference(tuple(case.covers), "the result differs")])
+    problems = sorted(found, key=len)[0]
+    raise Violation(
+        blamed(problems),
+        operation=operation,
+        input=scenario,
+        expected=expected[0] if len(expected) == 1 else {"one of": expected},
+        actual=actual,
+        detail="\n".join(f"{p.message} [{', '.join(p.requirements)}]" for p in problems),
+        sections={
+            "case": f"{case.id} ({case.where}): {case.description}",
+            "recording": str(path or recording_file(case.product, case.name)),
+            "transcript excerpt": excerpt(recording),
+        },
+    )

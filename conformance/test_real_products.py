@@ -12,7 +12,6 @@ downloads 600 MB on its own).
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from collections.abc import Callable
@@ -22,6 +21,8 @@ from typing import Any
 import pytest
 
 from conformance.adapter import Adapter
+from conformance.blame import Violation
+from conformance.process_blame import Context, Problem, blamed, outcome_problems
 from conformance.processes import call_runs
 from conformance.products import PRODUCTS, Installed, OfflineRun, cache_root, installed, locked
 from conformance.recordings import (
@@ -33,6 +34,7 @@ from conformance.recordings import (
     replay,
     running_as_root,
     server_for,
+    write_recording,
 )
 from conformance.spec import Spec, load_spec
 from conformance.upgrade import compare, official_unions
@@ -92,27 +94,40 @@ def _applies(case: Case) -> None:
 
 def _run(
     case: Case, adapter: Adapter, product: Installed, folder: Path, wrap: list[str] | None = None
-) -> tuple[Json, int]:
-    """One real run of ``case`` through the adapter: its outcome and how many model calls it made."""
+) -> tuple[Json, Json, int]:
+    """One real run of ``case`` through the adapter: its outcome, the RUN sent and how many model calls it made."""
     with server_for(case, folder) as server:
         run = prepare(case, product, server, folder)
         if wrap:
             run = OfflineRun([*wrap, *run.argv], run.env, run.cwd)
-        [outcome] = call_runs(adapter, _operation(case.product), [_request(case, run)], DEADLINE)
-        return outcome, len(server.model_calls())
+        request = _request(case, run)
+        [outcome] = call_runs(adapter, _operation(case.product), [request], DEADLINE)
+        return outcome, request, len(server.model_calls())
 
 
-def _check(spec: Spec, case: Case, outcome: Json) -> None:
+def _check(spec: Spec, case: Case, outcome: Json, request: Json) -> None:
     """Every case publishes its run (CC-035 for the start-up failures too) and disposes cleanly;
-    its result is one the spec renders from the case (two where the case races the exit)."""
-    allowed = [
-        {"start": {"published": True}, "result": result, "dispose": [{"resolved": True}] * 2}
-        for result in expected_results(spec, case)
-    ]
-    assert outcome in allowed, (
-        f"the real {case.product} in case {case.id} ({case.where}: {case.description}) gave\n  "
-        f"{json.dumps(outcome, ensure_ascii=False)}\nthe spec says\n  "
-        + "\n  or ".join(json.dumps(e, ensure_ascii=False) for e in allowed)
+    its result is one the spec renders from the case (two where the case races the exit). A
+    difference is blamed on the rule it shows (conformance/process_blame.py)."""
+    allowed = {
+        "start": [{"published": True}],
+        "result": expected_results(spec, case),
+        "dispose": [[{"resolved": True}] * 2],
+    }
+    if all(outcome.get(k) in v for k, v in allowed.items()):
+        return
+    startup = spec.table(case.product, "startup_rejections").requirements
+    ctx = Context(spec, case.product, covers=tuple(case.covers))
+    problems = outcome_problems(ctx, allowed, outcome, startup)
+    problems = problems or [Problem(tuple(case.covers), "the outcome differs")]
+    raise Violation(
+        blamed(problems),
+        operation=_operation(case.product),
+        input={"runs": [request]},
+        expected={k: v[0] if len(v) == 1 else {"one of": v} for k, v in allowed.items()},
+        actual=outcome,
+        detail="\n".join(f"{p.message} [{', '.join(p.requirements)}]" for p in problems),
+        sections={"case": f"{case.id} ({case.where}): {case.description}"},
     )
 
 
@@ -122,8 +137,8 @@ def test_real_product_case(
 ) -> None:
     claim("process_drivers", case.product)
     _applies(case)
-    outcome, calls = _run(case, adapter, real_products[case.product], tmp_path)
-    _check(spec, case, outcome)
+    outcome, request, calls = _run(case, adapter, real_products[case.product], tmp_path)
+    _check(spec, case, outcome, request)
     assert calls == case.model_calls, (
         f"{case.id}: {calls} model calls; the case expects {case.model_calls} (retries are off)"
     )
@@ -137,7 +152,8 @@ def test_fresh_recording_replays(
     product still shows what the case claims, and the pure operation reads it as the spec says."""
     claim("providers", case.product)
     _applies(case)
-    replay(spec, case, record_case(spec, case, real_products[case.product], tmp_path), adapter.call)
+    recording = record_case(spec, case, real_products[case.product], tmp_path / "run")
+    replay(spec, case, recording, adapter.call, write_recording(recording, tmp_path / "fresh"))
 
 
 # strace lines such as: 1234 connect(7, {sa_family=AF_INET, sin_port=htons(443), sin_addr=inet_addr("1.2.3.4")}, 16) = 0
@@ -161,8 +177,8 @@ def test_no_traffic_beyond_loopback(
     case = next(c for c in CASES if c.product == product and "failure" not in c.expect)  # a complete run
     log = tmp_path / "strace.log"
     trace = [strace, "-f", "-qq", "-e", "trace=connect", "-o", str(log)]
-    outcome, _ = _run(case, adapter, real_products[product], tmp_path, trace)
-    _check(spec, case, outcome)
+    outcome, request, _ = _run(case, adapter, real_products[product], tmp_path, trace)
+    _check(spec, case, outcome, request)
     text = log.read_text(encoding="utf-8", errors="replace")
     assert "connect(" in text, f"strace saw no connect() at all: the run was not traced\n{text[:2000]}"
     foreign = [

@@ -52,4 +52,4 @@ def _recording(spec: Spec, case: Case) -> Json:
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=requirement(*c.covers)) for c in CASES])
 def test_recording_replays(case: Case, spec: Spec, adapter: Adapter, claim: Claim) -> None:
     claim("providers", case.product)
-    replay(spec, case, _recording(spec, case), adapter.call)
+    replay(spec, case, _recording(spec, case), adapter.call, recording_file(case.product, case.name))
