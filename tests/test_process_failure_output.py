@@ -1,0 +1,120 @@
+"""A failing process scenario and a failing recording replay explain themselves: in the terminal
+and in the JSON report, the requirement's ID, title and text, the operation and its input, the
+expected and actual values, and for a scenario the wire transcript both ways and the stderr tail
+of the fake product (for a replay: the case, the recording and an excerpt of its transcript)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conformance.recordings import recording_file
+from conformance.resources import fixtures_dir
+from conformance.spec import load_spec
+from tests.conftest import RunSuite
+
+KNOWN_BAD = fixtures_dir() / "known_bad"
+
+
+def _failure(run: Any, test: str) -> dict[str, Any]:
+    """The one failure record of ``test`` in the run's JSON report."""
+    [entry] = [t for t in run.report["tests"] if t["nodeid"].endswith(test)]
+    assert entry["outcome"] == "failed" and entry["attribution"] == "exact", entry
+    [failure] = entry["failures"]
+    return dict(failure)
+
+
+def test_a_process_scenario_failure_shows_the_rule_the_run_and_its_wire(run_suite: RunSuite) -> None:
+    run = run_suite(
+        "-q",
+        "--pyargs",
+        "conformance.test_codex_process",
+        "-k",
+        "test_scenario and stderr-secrets-and-split-signatures",
+        impl="bad_cdx_stderr_in_diagnostic",
+        importable=[KNOWN_BAD],
+        report=True,
+    )
+    assert run.code == 1, run.tail
+    spec = load_spec()
+    failure = _failure(run, "test_scenario[stderr-secrets-and-split-signatures]")
+    assert [r["id"] for r in failure["requirements"]] == ["CDX-041", "RED-006"]
+    for req in failure["requirements"]:  # ID, title and text, in the report and in the terminal
+        wanted = spec.requirement(req["id"])
+        assert (req["title"], req["text"]) == (wanted.title, " ".join(wanted.text.split()))
+        assert f"violates {wanted.id} ({wanted.level}) {wanted.title}: {req['text']}" in run.output
+    # The operation and its input: the batch of runs, as sent.
+    assert failure["operation"] == "run_codex"
+    [sent] = failure["input"]["runs"]
+    assert sent["mode"] == "dangerously-bypass-approvals-and-sandbox" and "--script" in sent["argv"]
+    assert "operation: run_codex" in run.output and f"input: {json.dumps(failure['input'])[:200]}" in run.output
+    # Expected and actual outcomes, and where they differ.
+    expected, actual = failure["expected"]["result"], failure["actual"]["result"]
+    assert actual["diagnostic"].startswith(expected["diagnostic"] + "\nstderr: ")
+    assert "bytes of the product's stderr are in the text" in failure["difference"]
+    assert f"expected: {json.dumps(failure['expected'], ensure_ascii=False)[:200]}" in run.output
+    assert f"actual: {json.dumps(failure['actual'], ensure_ascii=False)[:200]}" in run.output
+    # The wire both ways and the stderr tail of the fake app-server.
+    wire = failure["sections"]["wire transcript"]
+    assert '"method": "turn/start"' in wire and "fake received:" in wire
+    assert '"method": "turn/completed"' in wire and "fake sent:" in wire
+    tail = failure["sections"]["stderr tail"]
+    assert "ver; reject command SECRET_TOKEN /private/secret.txt" in tail
+    for title in ("wire transcript", "stderr tail", "scenario"):
+        assert f"\n{title}:\n" in run.output or f"{title}:\n" in run.output
+
+
+def test_a_surviving_process_is_blamed_on_cleanup_only(run_suite: RunSuite) -> None:
+    run = run_suite(
+        "-q",
+        "--pyargs",
+        "conformance.test_codex_process",
+        "-k",
+        "test_scenario and grandchild-torn-down",
+        impl="bad_cdx_child_left_running",
+        importable=[KNOWN_BAD],
+        report=True,
+    )
+    assert run.code == 1, run.tail
+    failure = _failure(run, "test_scenario[grandchild-torn-down]")
+    assert [r["id"] for r in failure["requirements"]] == ["CDX-069"]
+    assert failure["operation"] == "run_codex" and failure["input"]["runs"]
+    assert "survivors of run 0" in failure["sections"] and "still alive" in failure["difference"]
+    assert "violates CDX-069 (MUST) dispose() settles only after the tree exits" in run.output
+
+
+def test_a_recording_replay_failure_shows_the_case_and_the_transcript(tmp_path: Path, run_suite: RunSuite) -> None:
+    adapter = tmp_path / "replay_drops_variant.py"
+    adapter.write_text(
+        "import reference_impl\n"
+        "globals().update({n: getattr(reference_impl, n) for n in reference_impl.__all__})\n"
+        "def codex_outcome(request):\n"
+        "    out = reference_impl.codex_outcome(request)\n"
+        "    if 'diagnostic' in out:  # the bug: a string variant reported as unknown\n"
+        "        out['diagnostic'] = out['diagnostic'].replace('internalServerError', 'unknown')\n"
+        "    return out\n",
+        encoding="utf-8",
+    )
+    run = run_suite(
+        "-q",
+        "--pyargs",
+        "conformance.test_recordings",
+        "-k",
+        "codex-http-500",
+        impl="replay_drops_variant",
+        importable=[tmp_path],
+        report=True,
+    )
+    assert run.code == 1, run.tail
+    failure = _failure(run, "test_recording_replays[codex-http-500]")
+    ids = [r["id"] for r in failure["requirements"]]
+    assert ids == ["CDX-002"], failure  # string variants are kept verbatim: the field that differs
+    assert failure["operation"] == "codex_outcome" and "events" in failure["input"]
+    assert "internalServerError" in failure["expected"]["diagnostic"]
+    assert "category: unknown" in failure["actual"]["diagnostic"]
+    assert "stage 'turn' and category 'unknown', not 'turn' and 'internalServerError'" in failure["difference"]
+    sections = failure["sections"]
+    assert sections["recording"] == str(recording_file("codex", "http-500"))
+    assert "codex-http-500" in sections["case"] and "client sent:" in sections["transcript excerpt"]
+    assert "transcript excerpt:" in run.output and f"violates {ids[0]}" in run.output
