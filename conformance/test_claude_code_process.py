@@ -134,13 +134,29 @@ def _expect_flags(run: PlannedRun, wanted: list[tuple[str, str]], requirements: 
         )
 
 
-@requirement("CC-025", "CC-026", "CC-042", "CC-044")
+def _plain_success(spec: Spec) -> Scenario:
+    """A scenario of an ordinary successful run with nothing mode-specific on the wire: no control
+    request (a real CLI sends can_use_tool only when the provider installed the callback, never in
+    bypassPermissions, CC-026), no run settings of its own. Any mode may run it."""
+    for scenario in product_scenarios(spec, PRODUCT):
+        outs = [a["out"] for a in scenario.actions if isinstance(a.get("out"), dict)]
+        if (
+            not scenario.run
+            and scenario.expect.get("result", {}).get("stopReason") == "completed"
+            and "dispose" not in scenario.expect
+            and not any(o.get("type") == "control_request" for o in outs)
+        ):
+            return scenario
+    raise LookupError(f"no plain successful scenario in {PRODUCT}'s scenario file")
+
+
+@requirement("CC-042", "CC-044")
 def test_the_cli_gets_its_run_settings(adapter: Adapter, claim: Claim, spec: Spec, tmp_path: Path) -> None:
     """One run per permission mode, in one call: each CLI gets the stream-json flags and its own
     mode, runs in the parent's directory with the run's environment, receives the initialize
     control request and then the task's text as the one user message."""
     _driver(claim)
-    [template] = [s for s in product_scenarios(spec, PRODUCT) if s.name == "permission-fact-dropped-on-success"]
+    template = _plain_success(spec)
     task = [
         {"type": "text", "text": "First part. "},
         {"type": "text", "text": " \t"},

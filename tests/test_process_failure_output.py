@@ -6,9 +6,15 @@ of the fake product (for a replay: the case, the recording and an excerpt of its
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from conformance.processes import ProcessTierFailure, call_runs
 from conformance.recordings import recording_file
 from conformance.resources import fixtures_dir
 from conformance.spec import load_spec
@@ -118,3 +124,36 @@ def test_a_recording_replay_failure_shows_the_case_and_the_transcript(tmp_path: 
     assert sections["recording"] == str(recording_file("codex", "http-500"))
     assert "codex-http-500" in sections["case"] and "client sent:" in sections["transcript excerpt"]
     assert "transcript excerpt:" in run.output and f"violates {ids[0]}" in run.output
+
+
+class _Adapter:
+    """An adapter whose process operation hangs, or leaves a process of its first run running."""
+
+    def __init__(self, hang: bool, rejected: bool) -> None:
+        self.hang, self.rejected = hang, rejected
+        self.children: list[subprocess.Popen[bytes]] = []
+
+    def call(self, operation: str, request: dict[str, Any]) -> dict[str, Any]:
+        if self.hang:  # answers only after the deadline, and starts nothing
+            time.sleep(1)
+            return {"runs": []}
+        env = request["runs"][0]["env"]
+        self.children.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], env=env))
+        start = {"rejected": "subagent-claude-code: x"} if self.rejected else {"published": True}
+        return {"runs": [{"start": start, "result": None, "dispose": []} for _ in request["runs"]]}
+
+
+RUN = {"argv": ["x"], "task": [], "cwd": None, "env": {"PATH": "/usr/bin:/bin"}, "mode": "dontAsk"}
+
+
+def test_a_hung_call_blames_its_deadline_and_a_survivor_its_cleanup_rule() -> None:
+    with pytest.raises(ProcessTierFailure) as hung:
+        call_runs(_Adapter(hang=True, rejected=False), "run_claude_code", [RUN], deadline=0.2)
+    assert hung.value.requirements == ("ADP-018",) and "did not answer within 0.2 s" in str(hung.value)
+    for rejected, blamed in ((True, ("CC-034",)), (False, ("CC-039",))):
+        adapter = _Adapter(hang=False, rejected=rejected)
+        with pytest.raises(ProcessTierFailure) as survived:
+            call_runs(adapter, "run_claude_code", [RUN, RUN])
+        assert survived.value.requirements == blamed, rejected  # only the run whose process survived
+        assert list(survived.value.sections) == ["survivors of run 0"]
+        assert all(child.wait(5) == -9 for child in adapter.children)  # the scan killed them
