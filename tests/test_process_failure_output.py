@@ -53,7 +53,7 @@ def test_a_process_scenario_failure_shows_the_rule_the_run_and_its_wire(run_suit
     # The operation and its input: the batch of runs, as sent.
     assert failure["operation"] == "run_codex"
     [sent] = failure["input"]["runs"]
-    assert sent["mode"] == "dangerously-bypass-approvals-and-sandbox" and "--script" in sent["argv"]
+    assert sent["mode"] == "never" and "--script" in sent["argv"]
     assert "operation: run_codex" in run.output and f"input: {json.dumps(failure['input'])[:200]}" in run.output
     # Expected and actual outcomes, and where they differ.
     expected, actual = failure["expected"]["result"], failure["actual"]["result"]
