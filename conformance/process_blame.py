@@ -283,8 +283,7 @@ def line_problems(ctx: Context, expected: str, actual: str) -> list[Problem]:
         problems.append(
             Problem(
                 pick(ctx.owners.outcome.get(stage, ctx.owners.grammar), ctx.covers),
-                f"exit code {got.get('exit code')} and signal {got.get('signal')}, not "
-                f"{want.get('exit code')} and {want.get('signal')}",
+                f"the line shows {_outcome(got)}, the spec {_outcome(want)} (stage {stage})",
             )
         )
     return problems or [Problem(ctx.owners.grammar, "the line differs")]
@@ -300,6 +299,11 @@ EXIT_LOSES = {
     "thread-start": ("CDX-061",),
     "query-start": ("CC-031",),
 }
+
+
+def _outcome(fields: dict[str, str]) -> str:
+    shown = [f"{label} {fields[label]}" for label in ("exit code", "signal") if label in fields]
+    return " and ".join(shown) or "no exit code and no signal"
 
 
 def category_owner(ctx: Context, stage: str, category: str) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from conformance import claude_code_process, codex_process
-from conformance.blame import Violation, dump
+from conformance.blame import Violation, difference, dump
 from conformance.process_blame import OWNERS, Context, Problem, blamed, outcome_problems
 from conformance.processes import RUN_TOKEN_VARIABLE, call_runs
 from conformance.scenarios import (
@@ -255,15 +255,15 @@ def failure(
         sections[f"stderr tail{name}"] = stderr_tail(record)
     expected = [expected_outcome(spec, planned[i]) for i in failing]
     actual = [outcomes[i] for i in failing]
+    want, got = (expected[0], actual[0]) if len(failing) == 1 else (expected, actual)
+    lines = [f"{'' if single else f'run {i}: '}{p.message} [{', '.join(p.requirements)}]" for i, p in problems]
     return Violation(
         blamed(p for _, p in problems),
         operation=TIERS[planned[0].scenario.product].operation,
         input={"runs": [p.run for p in planned]},
-        expected=expected[0] if len(failing) == 1 else expected,
-        actual=actual[0] if len(failing) == 1 else actual,
-        detail="\n".join(
-            f"{'' if single else f'run {i}: '}{p.message} [{', '.join(p.requirements)}]" for i, p in problems
-        ),
+        expected=want,
+        actual=got,
+        detail="\n".join([*lines, *(f"where: {d}" for d in [difference(want, got)] if d)]),
         sections=sections,
     )
 
