@@ -31,11 +31,11 @@ from conformance.recordings import (
     load_cases,
     prepare,
     record_case,
-    replay,
     running_as_root,
     server_for,
     write_recording,
 )
+from conformance.replay import replay
 from conformance.spec import Spec, load_spec
 from conformance.upgrade import compare, official_unions
 

@@ -20,7 +20,8 @@ import pytest
 
 from conformance.adapter import Adapter
 from conformance.products import locked
-from conformance.recordings import Case, load_cases, load_recording, recording_file, replay
+from conformance.recordings import Case, load_cases, load_recording, recording_file
+from conformance.replay import replay
 from conformance.spec import Spec, load_spec
 
 Claim = Callable[[str, str], None]
