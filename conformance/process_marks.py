@@ -18,7 +18,8 @@ from typing import Any
 from conformance.claude_code import decide
 from conformance.claude_code_process import CONTROL_SUBTYPES
 from conformance.codex_process import oracle
-from conformance.process_blame import OWNERS, STARTUP_RULES, Context, category_owner
+from conformance.process_blame import Context, category_owner
+from conformance.process_owners import OWNERS, STARTUP_RULES
 from conformance.scenarios import DEFAULT_MODE, Scenario
 from conformance.spec import Spec
 

@@ -25,7 +25,8 @@ from typing import Any, Protocol
 
 from conformance import claude_code_process, codex_process
 from conformance.blame import Violation, difference, dump
-from conformance.process_blame import OWNERS, Context, Problem, blamed, outcome_problems
+from conformance.process_blame import Context, Problem, blamed, outcome_problems
+from conformance.process_owners import OWNERS
 from conformance.processes import RUN_TOKEN_VARIABLE, call_runs
 from conformance.scenarios import (
     CANARY,

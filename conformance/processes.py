@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.blame import Violation
-from conformance.process_blame import OWNERS
+from conformance.process_owners import OWNERS
 
 RUN_TOKEN_VARIABLE = "SUBAGENT_CONFORMANCE_RUN"
 AREAS = {"run_claude_code": "claude-code", "run_codex": "codex"}  # the product area of each process operation
