@@ -4,10 +4,12 @@
 each ``for_each_row`` template expanded once per row of its table, and those the product layer
 generates from the spec. ``plan_runs(spec, scenario, folder)`` turns one scenario into the RUNs
 of one call, each with canaries planted in its working directory, its environment and its task,
-and with the record its fake writes. The checks every product shares are here too: the texts of
-an outcome are sentences of the product's grammar carrying no canary, the outcome is one the
-spec allows, nothing was spawned for a request refused at admission, the fake got the run's
-directory and environment, and the runs of one call overlapped.
+and with the record its fake writes. The checks every product shares are here too: the outcome
+is one the spec allows (so its texts are sentences of the product's grammar carrying no canary),
+nothing was spawned for a request refused at admission, the fake got the run's directory and
+environment, and the runs of one call overlapped. ``check_runs`` raises one Violation per call,
+blamed on what each difference shows (conformance/process_blame.py), with the batch as input
+and each failing run's wire transcript both ways and stderr tail as its sections.
 
 What differs stays in the product layers (conformance/claude_code_process.py,
 conformance/codex_process.py): the scenarios a product generates, how its expected outcomes are
