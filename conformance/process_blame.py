@@ -288,8 +288,20 @@ def dispose_problems(ctx: Context, expected: list[Json], actual: Json) -> list[P
 def outcome_problems(
     ctx: Context, allowed: dict[str, list[Json]], outcome: Json, table_requirements: Sequence[str]
 ) -> list[Problem]:
-    """Every part of ``outcome`` that no allowed option matches, diagnosed against the nearest option."""
+    """Every part of ``outcome`` that no allowed option matches, diagnosed against the nearest option.
+    A start() that published where it must reject, or rejected where it must publish, decides the
+    other parts (no result and no dispose() after a rejection): they are not diagnosed again, except
+    that a failure the published run had to show names its own rule too."""
     problems: list[Problem] = []
+    got_start = outcome.get("start") if isinstance(outcome, dict) else None
+    if got_start not in allowed["start"] and all(_published(w) != _published(got_start) for w in allowed["start"]):
+        problems += start_problems(ctx, allowed["start"][0], got_start, table_requirements)
+        for want in allowed["result"][:1]:
+            if isinstance(want, dict) and "diagnostic" in want:
+                failure = line_fields(want["diagnostic"].partition("\n")[0])
+                owner = category_owner(ctx, failure.get("stage", ""), failure.get("category", ""))
+                problems.append(Problem(owner, "the run was never published, so it never showed its failure"))
+        return problems
     for key, options in allowed.items():
         got = outcome.get(key) if isinstance(outcome, dict) else None
         if got in options:
@@ -305,6 +317,10 @@ def outcome_problems(
         nearest = sorted(found, key=len)[0] if found else []
         problems += nearest or [Problem(ctx.owners.grammar, f"{key} differs")]
     return problems
+
+
+def _published(start: Json) -> bool:
+    return isinstance(start, dict) and start.get("published") is True
 
 
 def blamed(problems: Iterable[Problem]) -> tuple[str, ...]:
