@@ -216,9 +216,7 @@ class ExecAdapter:
         if "error" in message:
             error = message["error"]
             text = error.get("message") if isinstance(error, dict) else None
-            raise ExecFailure(
-                f"{op} failed in the adapter: {text if isinstance(text, str) else error!r}", ("ADP-013",)
-            )
+            raise ExecFailure(f"{op} failed in the adapter: {text if isinstance(text, str) else error!r}", ("ADP-013",))
         return message["output"]
 
     def _account(self, process: _Process, op: str, what: str) -> str:
