@@ -349,3 +349,39 @@ def texts_beyond(draw: st.DrawFn, limit: int) -> str:
     target = draw(st.one_of(st.just(limit + 1), st.integers(limit + 1, limit + 8), st.integers(limit + 1, 3 * limit)))
     pattern = draw(st.lists(_CHARS, min_size=1, max_size=8))
     return _fill(pattern, draw(st.integers(0, 8)), target, reach=True)
+
+
+# ---------------------------------------------------------------- the whole-text oracle
+
+
+def expected_line(spec: Any, label: str, failure: Json) -> str:
+    """The failure line of ``failure``, from table failure_line_fields (DIA-002)."""
+    fields = expected_fields(spec, label, failure)
+    return "Product subagent failure (" + AGGREGATE_SEPARATOR.join(f"{k}: {v}" for k, v in fields) + ")"
+
+
+def expected_permission_line(label: str, permission: Json) -> str:
+    """The permission line of DIA-011."""
+    return (
+        f"{label} unattended decision (mode: {permission['mode']}; request: {permission['request']}; "
+        f"decision: {permission['decision']}): {permission['reason']}"
+    )
+
+
+def expected_text(spec: Any, request: Json) -> str:
+    """What format_diagnostic must write for ``request``: the lines of DIA-002 and DIA-011,
+    composed as DIA-012, DIA-015 and DIA-016 say."""
+    kind, facts = request["kind"], request["facts"]
+    label = facts["product"]
+    failure = {k: v for k, v in facts.items() if k not in ("product", "permission")}
+    if kind == "permission-line":
+        return expected_permission_line(label, facts)
+    if kind == "failure-line":
+        return expected_line(spec, label, failure)
+    if kind == "run-result":
+        line = expected_line(spec, label, failure)
+        if "permission" in facts:
+            line += PERMISSION_SEPARATOR + expected_permission_line(label, facts["permission"])
+        return line
+    prefix = product(spec, label).error_prefix
+    return AGGREGATE_SEPARATOR.join(prefix + expected_line(spec, label, f) for f in facts["failures"])

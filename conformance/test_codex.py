@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from conformance import codex
 from conformance.adapter import Adapter
+from conformance.blame import Violation
 from conformance.codex import (
     THREAD_ID,
     TURN_ID,
@@ -41,8 +42,10 @@ from conformance.codex import (
     terminal,
     turn_error,
 )
+from conformance.codex_blame import CodexDiagnosis, comparable, with_counterfactual
 from conformance.grammar import roots
 from conformance.spec import Spec, load_spec
+from conformance.text_blame import as_vector
 
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
@@ -68,15 +71,36 @@ def outcome(adapter: Adapter, claim: Claim) -> Callable[[Json], Json]:
     return lambda request: adapter.call("codex_outcome", request)
 
 
-def _check(outcome: Callable[[Json], Json], request: Json, expected: Json) -> None:
-    actual = outcome(request)
-    assert actual == expected, (
-        f"codex_outcome gave\n  {json.dumps(actual, ensure_ascii=False)}\nthe spec says\n  "
-        f"{json.dumps(expected, ensure_ascii=False)}\nfor the scenario\n  {json.dumps(request, ensure_ascii=False)}"
-    )
-    if "diagnostic" in actual:
-        assert RUN_RESULT.matches(actual["diagnostic"]), (
-            f"not a sentence of the Codex grammar: {actual['diagnostic']!r}"
+DIAGNOSIS = CodexDiagnosis(_SPEC)
+
+
+def _as_vector(request: Json, expected: Json, covers: list[str]) -> dict[str, str]:
+    row = {"name": "found-by-property", "covers": covers, "scenario": request, "expected": expected}
+    return as_vector("spec/codex.yaml outcome_vectors", row)
+
+
+def _check(outcome: Callable[[Json], Json], request: Json, expected: Json, *, found: bool = False) -> None:
+    """Raise a Violation of exactly the rules that tell the answer from the spec's result
+    (codex_blame), and of RED-002 for a diagnostic outside the grammar."""
+    answer = outcome(request)
+    actual = comparable(answer)
+    if actual != expected:
+        blamed = with_counterfactual(outcome, request, expected, DIAGNOSIS.diagnose(request, expected, actual))
+        raise Violation(
+            blamed,
+            operation="codex_outcome",
+            input=request,
+            expected=expected,
+            actual=answer,
+            sections=_as_vector(request, expected, blamed) if found else None,
+        )
+    if "diagnostic" in actual and not RUN_RESULT.matches(actual["diagnostic"]):
+        raise Violation(
+            ["RED-002"],
+            operation="codex_outcome",
+            input=request,
+            expected="a diagnostic that is a sentence of the Codex run-result grammar",
+            actual=answer,
         )
 
 
@@ -239,7 +263,7 @@ def test_object_variant_needs_one_key_and_an_object_detail(outcome: Callable[[Js
 def test_terminal_mapping_follows_the_tables(outcome: Callable[[Json], Json], spec: Spec) -> None:
     @given(case=mapped_terminals(spec, ORACLE))
     def check(case: tuple[Json, Json]) -> None:
-        _check(outcome, *case)
+        _check(outcome, *case, found=True)
 
     check()
 
@@ -250,8 +274,17 @@ def test_no_category_is_a_refusal(outcome: Callable[[Json], Json], spec: Spec) -
 
     @given(info=error_infos(spec))
     def check(info: codex.ErrorInfo) -> None:
-        result = outcome(scenario([response(), terminal(failed_turn(info.error))]))
-        assert result["stopReason"] == ORACLE.stop_reason(info.category), f"{info} settled as {result}"
+        request = scenario([response(), terminal(failed_turn(info.error))])
+        result = outcome(request)
+        if result["stopReason"] != ORACLE.stop_reason(info.category):
+            raise Violation(
+                ["CDX-011"],
+                operation="codex_outcome",
+                input=request,
+                expected={"stopReason": ORACLE.stop_reason(info.category)},
+                actual=result,
+                detail=f"category {info.category} ({info.family}) settled as {result['stopReason']}",
+            )
 
     check()
 
@@ -278,7 +311,7 @@ def test_no_category_is_a_refusal(outcome: Callable[[Json], Json], spec: Spec) -
 def test_answer_and_stop_reason_follow_the_tables(outcome: Callable[[Json], Json]) -> None:
     @given(case=answer_runs(ORACLE))
     def check(case: tuple[Json, Json]) -> None:
-        _check(outcome, *case)
+        _check(outcome, *case, found=True)
 
     check()
 
@@ -305,7 +338,7 @@ def test_answer_and_stop_reason_follow_the_tables(outcome: Callable[[Json], Json
 def test_settlement_follows_observation_order(outcome: Callable[[Json], Json]) -> None:
     @given(case=settlement_runs(ORACLE))
     def check(case: tuple[Json, Json]) -> None:
-        _check(outcome, *case)
+        _check(outcome, *case, found=True)
 
     check()
 
@@ -331,7 +364,7 @@ def test_settlement_follows_observation_order(outcome: Callable[[Json], Json]) -
 def test_only_the_latest_permission_fact_is_kept(outcome: Callable[[Json], Json], spec: Spec) -> None:
     @given(case=fact_runs(spec, ORACLE))
     def check(case: tuple[Json, Json]) -> None:
-        _check(outcome, *case)
+        _check(outcome, *case, found=True)
 
     check()
 
@@ -351,7 +384,7 @@ def test_stderr_signature_split_at_every_position(outcome: Callable[[Json], Json
 def test_stderr_signatures_across_chunks(outcome: Callable[[Json], Json]) -> None:
     @given(case=stderr_runs(ORACLE))
     def check(case: tuple[Json, Json]) -> None:
-        _check(outcome, *case)
+        _check(outcome, *case, found=True)
 
     check()
 
@@ -417,19 +450,42 @@ def test_canaries_never_reach_a_text(outcome: Callable[[Json], Json], spec: Spec
     def check(data: st.DataObject) -> None:
         template, count = data.draw(planted_runs(spec, site))
         canaries = canary_names(data.draw(st.lists(hexes, min_size=count, max_size=count, unique=True)))
-        results = []
+        results, requests = [], []
         for names in (canaries, decoy_names(count)):
-            result = outcome(instantiate(template, names))
-            if "diagnostic" in result:
-                assert RUN_RESULT.matches(result["diagnostic"]), f"not a grammar sentence: {result['diagnostic']!r}"
+            request = instantiate(template, names)
+            result = outcome(request)
+            requests.append(request)
             results.append({**result, "replies": _without_ids(result["replies"])})
         texts = [results[0].get("diagnostic", ""), json.dumps(results[0]["replies"], ensure_ascii=False)]
         for canary in canaries:
             for text in texts:
-                assert canary.lower() not in text.lower(), f"canary {canary!r} planted at {site} leaked into {text!r}"
-        assert results[0] == results[1], (
-            f"replacing the canaries at {site} by decoys changed the result from {results[0]} to {results[1]}"
-        )
+                if canary.lower() in text.lower():
+                    raise Violation(
+                        ["RED-008", "RED-001", "CDX-072", *SITE_REQUIREMENTS.get(site, [])],
+                        operation="codex_outcome",
+                        input=requests[0],
+                        expected=f"no text containing the canary {canary!r} planted at site {site}",
+                        actual=outcome(requests[0]),
+                        detail=f"canary {canary!r} planted at {site} appears in {text!r}",
+                    )
+        for request, result in zip(requests, results, strict=True):
+            if "diagnostic" in result and not RUN_RESULT.matches(result["diagnostic"]):
+                raise Violation(
+                    ["RED-002"],
+                    operation="codex_outcome",
+                    input=request,
+                    expected="a diagnostic that is a sentence of the Codex run-result grammar",
+                    actual=result,
+                )
+        if results[0] != results[1]:
+            raise Violation(
+                ["RED-005"],
+                operation="codex_outcome",
+                input={"with canaries": requests[0], "with decoys": requests[1]},
+                expected=results[0],
+                actual=results[1],
+                detail=f"replacing the canaries at {site} by decoys changed the result",
+            )
 
     check()
 
@@ -451,10 +507,28 @@ def test_replies_echo_ids_and_follow_the_thread(outcome: Callable[[Json], Json])
     )
     def check(request_id: Any, thread: str, turn: str) -> None:
         ask = server_request(request_id, "item/tool/requestUserInput", {"threadId": thread, "turnId": turn})
-        result = outcome(scenario([response(), ask]) if (thread, turn) != (THREAD_ID, TURN_ID) else _failed_run(ask))
-        assert [r["id"] for r in result["replies"]] == [request_id]
-        assert type(result["replies"][0]["id"]) is type(request_id)
-        assert ("error" in result["replies"][0]) == ((thread, turn) != (THREAD_ID, TURN_ID))
+        foreign = (thread, turn) != (THREAD_ID, TURN_ID)
+        request = scenario([response(), ask]) if foreign else _failed_run(ask)
+        result = outcome(request)
+        ids = [r["id"] for r in result["replies"]]
+        if ids != [request_id] or type(ids[0]) is not type(request_id):
+            raise Violation(
+                ["CDX-035"],
+                operation="codex_outcome",
+                input=request,
+                expected={"reply ids": [request_id]},
+                actual=result,
+                detail=f"reply ids {ids!r} for the request id {request_id!r}",
+            )
+        if ("error" in result["replies"][0]) != foreign:
+            raise Violation(
+                ["CDX-033"],
+                operation="codex_outcome",
+                input=request,
+                expected="a JSON-RPC error reply" if foreign else "a result reply",
+                actual=result,
+                detail=f"a request of thread {thread!r} and turn {turn!r}",
+            )
 
     check()
 
