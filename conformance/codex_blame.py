@@ -57,13 +57,12 @@ class CodexDiagnosis:
         return None
 
     def triggers(self, request: Json) -> int:
-        """How many permission facts the scenario can record (server requests, stderr signatures,
-        a sandboxError terminal): more than one makes a wrong fact a question of order."""
-        count = sum(
-            1
-            for e in request["events"]
-            if isinstance(e.get("frame"), dict) and "id" in e["frame"] and "method" in e["frame"]
-        )
+        """About how many permission facts the scenario can record (server requests, declined
+        items, stderr signatures, a sandboxError terminal): more than one makes a wrong fact a
+        question of order (CDX-037), one a question of the trigger's row (CDX-036)."""
+        frames = [e["frame"] for e in request["events"] if isinstance(e.get("frame"), dict)]
+        count = sum(1 for frame in frames if "id" in frame and "method" in frame)  # server requests
+        count += sum(1 for frame in frames if frame.get("method") == "item/completed" and "declined" in str(frame))
         stream = "".join(str(e["stderr"]) for e in request["events"] if "stderr" in e)
         count += sum(stream.count(s) for s in self.signatures)
         turn = self.terminal(request)
