@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.adapter import Adapter
+from conformance.blame import Violation
 from conformance.claude_code import (
     DECOYS,
     PLANTERS,
@@ -24,7 +25,6 @@ from conformance.claude_code import (
     error_results,
     events,
     expected_outcome,
-    explain,
     native_denials,
     other_messages,
     outcome_sites,
@@ -38,8 +38,11 @@ from conformance.claude_code import (
     tables,
     whitespace_text,
 )
+from conformance.claude_code_blame import ClaudeDiagnosis
+from conformance.codex_blame import leaks
 from conformance.grammar import Matcher, roots
 from conformance.spec import Spec, load_spec
+from conformance.text_blame import as_vector
 
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
@@ -62,13 +65,43 @@ def _run_result_grammar(spec: Spec) -> Matcher:
     return _MATCHERS[id(spec)]
 
 
+_DIAGNOSIS: dict[int, ClaudeDiagnosis] = {}
+
+
+def _diagnosis(spec: Spec) -> ClaudeDiagnosis:
+    if id(spec) not in _DIAGNOSIS:
+        _DIAGNOSIS[id(spec)] = ClaudeDiagnosis(spec)
+    return _DIAGNOSIS[id(spec)]
+
+
+def _judge(spec: Spec, scenario: Json, expected: Json, actual: Json, *, found: bool = True) -> None:
+    """Raise a Violation of exactly the rules that tell ``actual`` from ``expected``
+    (claude_code_blame), with the failing example as a paste-ready vector."""
+    if actual == expected:
+        return
+    blamed = _diagnosis(spec).diagnose(scenario, expected, actual)
+    row = {"name": "found-by-property", "covers": blamed, "scenario": scenario, "expected": expected}
+    raise Violation(
+        blamed,
+        operation="claude_code_outcome",
+        input=scenario,
+        expected=expected,
+        actual=actual,
+        sections=as_vector("spec/claude-code.yaml outcome_vectors", row) if found else None,
+    )
+
+
 def _check(adapter: Adapter, spec: Spec, scenario: Json) -> Json:
     """Call the adapter and hold its answer to the oracle and to the grammar."""
     actual: Json = adapter.call("claude_code_outcome", scenario)
-    assert actual == expected_outcome(spec, scenario), explain(spec, scenario, actual)
-    if "diagnostic" in actual:
-        assert _run_result_grammar(spec).matches(actual["diagnostic"]), (
-            f"diagnostic {actual['diagnostic']!r} is not a sentence of the Claude Code run-result grammar"
+    _judge(spec, scenario, expected_outcome(spec, scenario), actual)
+    if "diagnostic" in actual and not _run_result_grammar(spec).matches(actual["diagnostic"]):
+        raise Violation(
+            ["RED-002"],
+            operation="claude_code_outcome",
+            input=scenario,
+            expected="a diagnostic that is a sentence of the Claude Code run-result grammar",
+            actual=actual,
         )
     return actual
 
@@ -93,9 +126,7 @@ messages = st.builds(_msg, st.one_of(other_messages(), native_denials()))
 def test_outcome_vector(adapter: Adapter, claim: Claim, vector: Json) -> None:
     _claude(claim)
     actual = adapter.call("claude_code_outcome", vector["scenario"])
-    assert actual == vector["expected"], (
-        f"claude_code_outcome gave {actual!r}; vector {vector['name']!r} expects {vector['expected']!r}"
-    )
+    _judge(_SPEC, vector["scenario"], vector["expected"], actual, found=False)
 
 
 # --------------------------------------------------------------------------- properties
@@ -106,19 +137,10 @@ def test_any_run_follows_the_classification_table(adapter: Adapter, claim: Claim
     """Any observed run settles as the first applicable result_classification row says, with a
     stop reason of table stop_reasons and a stage and category table stages allows in a result."""
     _claude(claim)
-    t = tables(spec)
 
     @given(scenario=scenarios(spec))
     def check(scenario: Json) -> None:
-        actual = _check(adapter, spec, scenario)
-        row = t.stop_reasons[actual["stopReason"]]
-        assert ("diagnostic" in actual) == row["diagnostic"], f"{actual!r} against stop_reasons row {row!r}"
-        if "diagnostic" in actual:
-            found = _LINE_FIELDS.search(actual["diagnostic"])
-            assert found is not None
-            stage, category = found.groups()
-            assert "run-result" in t.stages[stage]["surfaces_in"], f"stage {stage} never surfaces in a run result"
-            assert category in t.stages[stage]["categories"]
+        _check(adapter, spec, scenario)  # the oracle's result has the table's stop reason, stage and category
 
     check()
 
@@ -162,9 +184,7 @@ def test_blank_means_the_javascript_trim_set(adapter: Adapter, claim: Claim, spe
     def check(text: str, is_error: Json, mode: str, outcome: Json | None) -> None:
         message = {"type": "result", "subtype": "success", **is_error, "result": text}
         scenario: Json = {"mode": mode, "events": [_msg(message)], "outcome": outcome}
-        actual = _check(adapter, spec, scenario)
-        blank = all(char in t.whitespace for char in text)
-        assert (actual["stopReason"] == "completed") == (not blank), explain(spec, scenario, actual)
+        _check(adapter, spec, scenario)
 
     check()
 
@@ -187,9 +207,7 @@ def test_only_the_latest_permission_fact_follows_the_failure_line(adapter: Adapt
 
     @given(scenario=scenarios(spec, event_lists=run))
     def check(scenario: Json) -> None:
-        actual = _check(adapter, spec, scenario)
-        if "diagnostic" in actual:
-            assert actual["diagnostic"].count("\n") <= 1
+        _check(adapter, spec, scenario)
 
     check()
 
@@ -276,8 +294,7 @@ def test_claude_code_lines_never_carry_an_http_status(adapter: Adapter, claim: C
 
     @given(scenario=scenarios(spec, event_lists=run, cancelled=st.just(False)))
     def check(scenario: Json) -> None:
-        actual = _check(adapter, spec, scenario)
-        assert "HTTP status" not in actual.get("diagnostic", "")
+        _check(adapter, spec, scenario)
 
     check()
 
@@ -336,18 +353,40 @@ def test_canaries_never_reach_the_diagnostic(adapter: Adapter, claim: Claim, spe
     @given(planted=planted_scenarios(spec), decoy=st.sampled_from(DECOYS))
     def check(planted: tuple[Json, list[str], list[str]], decoy: str) -> None:
         scenario, canaries, sites = planted
-        actual = _check(adapter, spec, scenario)
+        actual: Json = adapter.call("claude_code_outcome", scenario)
         diagnostic = actual.get("diagnostic", "")
+        allowed = expected_outcome(spec, scenario).get("diagnostic", "")
         for canary in canaries:
-            assert canary.lower() not in diagnostic.lower(), (
-                f"canary {canary} planted at {sites} leaked into {diagnostic!r}"
+            if canary.lower() in diagnostic.lower():
+                copied = [path for path, value in leaks(scenario, diagnostic, allowed) if canary in value]
+                raise Violation(
+                    ["RED-008", "RED-001", *_diagnosis(spec).leak_rules(scenario, diagnostic, allowed)],
+                    operation="claude_code_outcome",
+                    input=scenario,
+                    expected=f"no diagnostic containing the canary {canary!r} (planted at {', '.join(sites)})",
+                    actual=actual,
+                    detail=f"canary {canary!r} copied from {', '.join(copied) or 'the exception'} into {diagnostic!r}",
+                )
+        _check(adapter, spec, scenario)
+        if diagnostic and not run_result.matches(diagnostic):
+            raise Violation(
+                ["RED-002"],
+                operation="claude_code_outcome",
+                input=scenario,
+                expected="a grammar sentence",
+                actual=actual,
             )
-        if diagnostic:
-            assert run_result.matches(diagnostic)
-        twin = adapter.call("claude_code_outcome", replace_canaries(scenario, decoy))
-        assert (twin["stopReason"], twin.get("diagnostic")) == (actual["stopReason"], actual.get("diagnostic")), (
-            f"replacing the canaries at {sites} by {decoy!r} changed the result from {actual!r} to {twin!r}"
-        )
+        twin_scenario = replace_canaries(scenario, decoy)
+        twin = adapter.call("claude_code_outcome", twin_scenario)
+        if (twin["stopReason"], twin.get("diagnostic")) != (actual["stopReason"], actual.get("diagnostic")):
+            raise Violation(
+                ["RED-005"],
+                operation="claude_code_outcome",
+                input={"with canaries": scenario, "with decoys": twin_scenario},
+                expected=actual,
+                actual=twin,
+                detail=f"replacing the canaries at {sites} by {decoy!r} changed the result",
+            )
 
     check()
 
