@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.adapter import Adapter
@@ -22,6 +22,7 @@ from conformance.claude_code import (
     DECOYS,
     PLANTERS,
     PRODUCT,
+    decide,
     error_results,
     events,
     expected_outcome,
@@ -41,6 +42,7 @@ from conformance.claude_code import (
 from conformance.claude_code_blame import ClaudeDiagnosis
 from conformance.codex_blame import leaks
 from conformance.grammar import Matcher, roots
+from conformance.reach import row_params
 from conformance.spec import Spec, load_spec
 from conformance.text_blame import as_vector
 
@@ -116,12 +118,28 @@ messages = st.builds(_msg, st.one_of(other_messages(), native_denials()))
 # --------------------------------------------------------------------------- golden vectors
 
 
+def _decided_rows(vector: Json) -> list[pytest.MarkDecorator]:
+    """The rows of result_classification, permission_facts and stop_reasons the vector's scenario
+    is decided by (the oracle's decision), so that each row is reached by some vector."""
+    decision = decide(_SPEC, vector["scenario"])
+    t = tables(_SPEC)
+    marks = [
+        pytest.mark.reaches("claude-code.result_classification", list(t.classification).index(decision.row["name"])),
+        pytest.mark.reaches("claude-code.stop_reasons", list(t.stop_reasons).index(decision.row["stop_reason"])),
+    ]
+    if decision.fact is not None:
+        marks.append(pytest.mark.reaches("claude-code.permission_facts", list(t.facts).index(decision.fact["trigger"])))
+    return marks
+
+
 @pytest.mark.parametrize(
     "vector",
-    [
-        pytest.param(v, id=v["name"], marks=requirement("CC-007", *v["covers"]))
-        for v in _SPEC.table("claude-code", "outcome_vectors").rows
-    ],
+    row_params(
+        _SPEC,
+        "claude-code",
+        "outcome_vectors",
+        marks=lambda v: [requirement("CC-007", *v["covers"]), *_decided_rows(v)],
+    ),
 )
 def test_outcome_vector(adapter: Adapter, claim: Claim, vector: Json) -> None:
     _claude(claim)
@@ -187,6 +205,18 @@ def test_blank_means_the_javascript_trim_set(adapter: Adapter, claim: Claim, spe
         _check(adapter, spec, scenario)
 
     check()
+
+
+@requirement("CC-011", "CC-012")
+@pytest.mark.parametrize("row", row_params(_SPEC, "claude-code", "strip_disagreements"))
+def test_each_strip_disagreement(adapter: Adapter, claim: Claim, spec: Spec, row: Json) -> None:
+    """Each code point where Python's str.strip() and JavaScript's trim() disagree, alone and
+    between spaces, as a success result: blank exactly when JavaScript trims it."""
+    _claude(claim)
+    char = chr(row["codepoint"])
+    for text in (char, f" {char} ", char * 3):
+        message = {"type": "result", "subtype": "success", "is_error": False, "result": text}
+        _check(adapter, spec, {"mode": "dontAsk", "events": [_msg(message)]})
 
 
 @requirement("CC-006", "CC-025", "CC-026", "CC-027", "CC-028", "DIA-011", "DIA-012", "DIA-013", "DIA-014")
@@ -342,7 +372,19 @@ def test_local_cancellation_wins_as_aborted(adapter: Adapter, claim: Claim, spec
     "CC-016",
     "CC-025",
 )
-def test_canaries_never_reach_the_diagnostic(adapter: Adapter, claim: Claim, spec: Spec) -> None:
+@pytest.mark.parametrize(
+    "site",
+    [
+        pytest.param(p.values[0]["site"], id=p.values[0]["site"], marks=p.marks)
+        for p in row_params(
+            _SPEC,
+            "redaction",
+            "canary_sites",
+            where=lambda r: r["product"] == PRODUCT and "claude_code_outcome" in r["plant_via"],
+        )
+    ],
+)
+def test_canaries_never_reach_the_diagnostic(adapter: Adapter, claim: Claim, spec: Spec, site: str) -> None:
     """Canaries planted in every raw field the scenario can carry (errors[], unknown subtypes,
     result text, permission_denied fields, SDK message payloads, the exception's message): none
     reaches the diagnostic, which is a sentence of the grammar and the same as when decoys that
@@ -350,7 +392,9 @@ def test_canaries_never_reach_the_diagnostic(adapter: Adapter, claim: Claim, spe
     _claude(claim)
     run_result = _run_result_grammar(spec)
 
-    @given(planted=planted_scenarios(spec), decoy=st.sampled_from(DECOYS))
+    # Stratified by site: every site is planted on every run, with a share of the examples.
+    @settings(max_examples=max(5, settings().max_examples // 4))
+    @given(planted=planted_scenarios(spec, site), decoy=st.sampled_from(DECOYS))
     def check(planted: tuple[Json, list[str], list[str]], decoy: str) -> None:
         scenario, canaries, sites = planted
         actual: Json = adapter.call("claude_code_outcome", scenario)

@@ -44,6 +44,7 @@ from conformance.codex import (
 )
 from conformance.codex_blame import CodexDiagnosis, comparable, with_counterfactual
 from conformance.grammar import roots
+from conformance.reach import row_params
 from conformance.spec import Spec, load_spec
 from conformance.text_blame import as_vector
 
@@ -61,7 +62,17 @@ def _table(name: str) -> list[Json]:
 
 
 def _vectors(name: str, *extra: str) -> list[Any]:
-    return [pytest.param(v, id=v["name"], marks=requirement(*extra, *v["covers"])) for v in _table(name)]
+    """One parameter per row of table ``name``, marked with its covers and as reaching the row."""
+    return row_params(_SPEC, "codex", name, marks=lambda v: [requirement(*extra, *v["covers"]), *_fact_reach(v)])
+
+
+def _fact_reach(vector: Json) -> list[pytest.MarkDecorator]:
+    """A server-request vector that records a fact also reaches that permission_facts row."""
+    if "request" not in vector or vector.get("fails_run", True):
+        return []
+    rows = _table("permission_facts")
+    found = [i for i, r in enumerate(rows) if (r["request"], r["decision"]) == (vector["request"], vector["decision"])]
+    return [pytest.mark.reaches("codex.permission_facts", *found)]
 
 
 @pytest.fixture
@@ -134,9 +145,7 @@ def test_unknown_rule(outcome: Callable[[Json], Json], rule: Json) -> None:
     _check(outcome, request, ORACLE.failure("never", [], "turn", rule["category"]))
 
 
-@pytest.mark.parametrize(
-    "row", [pytest.param(r, id=r["variant"], marks=requirement("CDX-008")) for r in _table("newer_variants")]
-)
+@pytest.mark.parametrize("row", row_params(_SPEC, "codex", "newer_variants", marks=lambda r: [requirement("CDX-008")]))
 def test_newer_variant_is_unknown(outcome: Callable[[Json], Json], row: Json) -> None:
     request = scenario([response(), terminal(failed_turn(turn_error(row["wire"], misalignment=None)))])
     _check(outcome, request, ORACLE.failure("never", [], "turn", "unknown"))
@@ -187,8 +196,10 @@ def test_stderr_vector(outcome: Callable[[Json], Json], vector: Json) -> None:
 @requirement(
     "CDX-001", "CDX-002", "CDX-003", "CDX-004", "CDX-007", "CDX-011", "CDX-012", "CDX-013", "CDX-039", "DIA-008"
 )
+@pytest.mark.reaches("codex.variants", *range(len(_table("variants"))))
 def test_every_variant_status_and_http_status_form(outcome: Callable[[Json], Json]) -> None:
-    """Each of the sixteen variants under each terminal status, with every httpStatusCode form."""
+    """Each of the sixteen variants under each terminal status, with every httpStatusCode form
+    (it loops over every row of table variants, so it reaches each)."""
     forms = [(r["value"] if r["present"] else ..., r["printed"]) for r in _table("http_status_forms")]
     for row in _table("variants"):
         wires: list[tuple[Any, int | None]] = [(row["wire"], None)]
@@ -209,6 +220,49 @@ def test_every_variant_status_and_http_status_form(outcome: Callable[[Json], Jso
                 else:
                     expected = ORACLE.failure("never", output, "turn", "unknown")
                 _check(outcome, request, expected)
+
+
+@pytest.mark.parametrize(
+    "row",
+    row_params(
+        _SPEC,
+        "codex",
+        "variants",
+        marks=lambda r: [requirement("CDX-006", "CDX-002")],
+        where=lambda r: r["kind"] == "string",
+    ),
+)
+def test_string_variant_written_as_an_object_is_unknown(outcome: Callable[[Json], Json], row: Json) -> None:
+    """Each string variant written as a one-key object (with an empty, an object or a null detail)
+    is outside the union: category unknown, stop reason error, never the variant."""
+    for detail in ({}, {"httpStatusCode": 503}, None):
+        request = scenario([response(), terminal(failed_turn(turn_error({row["variant"]: detail})))])
+        _check(outcome, request, ORACLE.failure("never", [], "turn", "unknown"))
+
+
+def _terminal_case(row: Json) -> tuple[Json, Json]:
+    """A run ending with the terminal of one terminal_handling row, and the spec's result."""
+    answer = [agent_message("partial", "final_answer")] if row["name"] == "completed-with-answer" else []
+    status = row["status"] if row["status"] in ORACLE.statuses else "inProgress"
+    wire = {"failed-context-window": "contextWindowExceeded", "failed-sandbox-error": "sandboxError"}.get(
+        row["name"], "other"
+    )
+    request = scenario([response(), *answer, terminal(failed_turn(turn_error(wire), status=status))])
+    if row["stop_reason"] == "completed":
+        return request, {"stopReason": "completed", "output": [{"type": "text", "text": "partial"}], "replies": []}
+    category = wire if row["category"] == "mapped" or row["category"] == wire else row["category"]
+    fact = ORACLE.fact_by_trigger("sandboxError") if row["permission_fact"] else None
+    return request, ORACLE.failure("never", [], row["stage"], category, fact=fact)
+
+
+@requirement("CDX-013", "CDX-011", "CDX-039")
+@pytest.mark.parametrize("row", row_params(_SPEC, "codex", "terminal_handling"))
+def test_terminal_handling_row(outcome: Callable[[Json], Json], row: Json) -> None:
+    """Each row of terminal_handling, deterministically: its status, its stop reason, its stage
+    and category, and the sandbox fact where the row records one."""
+    request, expected = _terminal_case(row)
+    assert expected["stopReason"] == row["stop_reason"], "the suite's case disagrees with the row"
+    _check(outcome, request, expected)
 
 
 @requirement("CDX-003", "CDX-006", "RED-004")
@@ -391,11 +445,12 @@ def test_stderr_signatures_across_chunks(outcome: Callable[[Json], Json]) -> Non
 
 # ---- redaction
 
-CANARY_SITES = [
-    row
-    for row in _SPEC.table("redaction", "canary_sites").rows
-    if row["product"] == ORACLE.product and "codex_outcome" in row["plant_via"]
-]
+
+def _planted_via_outcome(row: Json) -> bool:
+    return bool(row["product"] == ORACLE.product and "codex_outcome" in row["plant_via"])
+
+
+CANARY_SITES = [row for row in _SPEC.table("redaction", "canary_sites").rows if _planted_via_outcome(row)]
 SITE_REQUIREMENTS = {
     "turn-error-message": ["CDX-009"],
     "turn-error-additional-details": ["CDX-009"],
@@ -416,24 +471,30 @@ def _without_ids(replies: list[Json]) -> list[Json]:
     return [{k: v for k, v in reply.items() if k != "id"} for reply in replies]
 
 
+def _site_marks(row: Json) -> list[pytest.MarkDecorator]:
+    return [
+        requirement(
+            "RED-001",
+            "RED-002",
+            "RED-003",
+            "RED-005",
+            "RED-007",
+            "RED-008",
+            "CDX-072",
+            *SITE_REQUIREMENTS.get(row["site"], []),
+        )
+    ]
+
+
 @pytest.mark.parametrize(
     "site",
     [
         pytest.param(
-            row["site"],
-            id=row["site"],
-            marks=requirement(
-                "RED-001",
-                "RED-002",
-                "RED-003",
-                "RED-005",
-                "RED-007",
-                "RED-008",
-                "CDX-072",
-                *SITE_REQUIREMENTS.get(row["site"], []),
-            ),
+            param.values[0]["site"],
+            id=param.values[0]["site"],
+            marks=[*param.marks, *_site_marks(param.values[0])],
         )
-        for row in CANARY_SITES
+        for param in row_params(_SPEC, "redaction", "canary_sites", where=_planted_via_outcome)
     ],
 )
 def test_canaries_never_reach_a_text(outcome: Callable[[Json], Json], spec: Spec, site: str) -> None:

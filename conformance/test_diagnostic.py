@@ -25,17 +25,20 @@ from conformance.blame import Violation, text_difference
 from conformance.claude_code import planted_scenarios, replace_canaries
 from conformance.codex import instantiate, planted_runs
 from conformance.diagnostic import (
+    FACT_KEYS,
     bound,
+    carries_http_status,
     expected_text,
     format_requests,
     product,
     products,
     snapshot_cases,
     snapshot_requests,
+    stage_categories,
     texts_beyond,
     texts_within,
 )
-from conformance.grammar import roots
+from conformance.grammar import compile_alternative, roots
 from conformance.reach import row_params
 from conformance.report import NOT_APPLICABLE
 from conformance.results import content_blocks
@@ -49,7 +52,12 @@ requirement = pytest.mark.requirement
 _SPEC = load_spec()
 _MATCHERS = roots(_SPEC)
 _BOUND = bound(_SPEC)
-PRODUCTS = [pytest.param(p.label, id=p.area) for p in products(_SPEC)]
+PRODUCTS = [  # one per row of table products, each marked as reaching it
+    pytest.param(param.values[0]["product"], id=param.values[0]["area"], marks=param.marks)
+    for param in row_params(_SPEC, "diagnostic", "products")
+]
+# A sample observed value of each optional field (the field table's value column describes it).
+SAMPLE_VALUES: Json = {"httpStatus": 0, "exitCode": 0, "signal": "SIGTERM"}
 FAILURE_LINE = ["DIA-001", "DIA-002", "DIA-003", "DIA-004", "DIA-005", "DIA-006", "DIA-007", "DIA-008", "DIA-009"]
 
 
@@ -297,16 +305,84 @@ def test_failure_line_fields_follow_the_field_table(adapter: Adapter, claim: Cla
     check()
 
 
+def _field_cases() -> list[Any]:
+    """One case per (row of failure_line_fields, product the row names): a failure line of that
+    product with that field observed (an HTTP status only where extraction yields one)."""
+    cases = []
+    for param in row_params(_SPEC, "diagnostic", "failure_line_fields"):
+        row = param.values[0]
+        for label in row["products"]:
+            pairs = stage_categories(_SPEC, label, "run-result")
+            key = FACT_KEYS[row["label"]]
+            if key == "httpStatus":
+                pairs = [(s, c) for s, c in pairs if carries_http_status(_SPEC, label, c)]
+            stage, category = pairs[0]
+            facts: Json = {"product": label, "stage": stage, "category": category}
+            if key in SAMPLE_VALUES:
+                facts[key] = SAMPLE_VALUES[key]
+            request = {"kind": "failure-line", "facts": facts}
+            cases.append(pytest.param(request, id=f"{row['label']}-{product(_SPEC, label).area}", marks=param.marks))
+    return cases
+
+
+@requirement(*FAILURE_LINE)
+@pytest.mark.parametrize("request_", _field_cases())
+def test_every_field_of_the_field_table(adapter: Adapter, claim: Claim, request_: Json) -> None:
+    """Each row of failure_line_fields, for each product it names, printed as the table says."""
+    _claim_product(claim, request_["facts"]["product"])
+    _judge(request_, _format(adapter, request_), property_found=True)
+
+
 @requirement("DIA-018", "RED-002")
-@pytest.mark.parametrize("label", PRODUCTS)
-def test_every_text_is_a_sentence_of_the_grammar(adapter: Adapter, claim: Claim, spec: Spec, label: str) -> None:
+@pytest.mark.parametrize("root", row_params(_SPEC, "diagnostic", "grammar_roots"))
+def test_every_text_is_a_sentence_of_the_grammar(adapter: Adapter, claim: Claim, spec: Spec, root: Json) -> None:
+    """Stratified by grammar root: each (product, kind) row draws only texts of its kind."""
+    label, kind = root["product"], root["kind"]
     _claim_product(claim, label)
 
-    @given(request=format_requests(spec, label))
+    @settings(max_examples=max(5, settings().max_examples // 5))
+    @given(request=format_requests(spec, label, [kind]))
     def check(request: Json) -> None:
-        _check_grammar(label, request["kind"], _format(adapter, request), request)
+        _check_grammar(label, kind, _format(adapter, request), request)
 
     check()
+
+
+def _spec_texts(spec: Spec) -> list[str]:
+    """Every provider text the spec writes out: line vectors, outcome vectors' diagnostics and the
+    plain errors, each also cut into its lines, its rejection texts and its process fields."""
+    whole = [expand_text(v["expected"]) for v in spec.table("diagnostic", "line_vectors").rows]
+    for area in ("claude-code", "codex"):
+        vectors = spec.table(area, "outcome_vectors").rows
+        whole += [v["expected"]["diagnostic"] for v in vectors if "diagnostic" in v["expected"]]
+        whole += [str(v) for v in spec.vocabulary(f"{area}.plain_error").values]
+    parts = {"", *whole}
+    prefixes = [p.error_prefix for p in products(spec)]
+    for text in whole:
+        for line in text.split("\n"):
+            parts.add(line)
+            for prefix in prefixes:  # the rejection texts an aggregate is made of, and their lines
+                pieces = [piece if i == 0 else prefix + piece for i, piece in enumerate(line.split("; " + prefix))]
+                parts.update(pieces)
+                parts.update(piece.removeprefix(prefix) for piece in pieces)
+            fields = line.rpartition(")")[0]
+            for label in ("; exit code: ", "; signal: "):
+                if label in fields:
+                    parts.add(fields[fields.index(label) :])
+    return sorted(parts)
+
+
+@requirement("DIA-018")
+@pytest.mark.parametrize("row", row_params(_SPEC, "diagnostic", "grammar"))
+def test_every_grammar_row_generates_texts_of_the_spec(spec: Spec, row: Json) -> None:
+    """The grammar is consumed whole by the root matchers; this reaches each row on its own: the
+    row, compiled alone, accepts at least one text the spec writes out (a vector, a plain error,
+    or a line, rejection text or process-field run cut from one), so no row is dead or wrong."""
+    index = spec.table("diagnostic", "grammar").rows.index(row)
+    matcher = compile_alternative(spec, index)
+    assert any(matcher.matches(text) for text in _spec_texts(spec)), (
+        f"grammar row {index} ({row['symbol']}) accepts no text the spec writes out"
+    )
 
 
 @requirement("DIA-001", "DIA-011", "DIA-012", "DIA-013", "DIA-015", "DIA-016", "DIA-017")
@@ -330,10 +406,20 @@ def test_texts_compose_from_the_failure_and_permission_lines(
 # ---------------------------------------------------------------- snapshots
 
 
+def _stage_row(label: str, stage: str) -> tuple[str, int]:
+    """The product's stages row a snapshot reaches: every stage of both stages tables."""
+    area = product(_SPEC, label).area
+    rows = _SPEC.table(area, "stages").rows
+    return f"{area}.stages", next(i for i, row in enumerate(rows) if row["stage"] == stage)
+
+
 @requirement(*FAILURE_LINE, "DIA-015", "DIA-016")
 @pytest.mark.parametrize(
     ("label", "stage", "category"),
-    [pytest.param(label, stage, category, id=case) for case, label, stage, category in snapshot_cases(_SPEC)],
+    [
+        pytest.param(label, stage, category, id=case, marks=pytest.mark.reaches(*_stage_row(label, stage)))
+        for case, label, stage, category in snapshot_cases(_SPEC)
+    ],
 )
 def test_snapshot_of_every_stage_and_category(
     adapter: Adapter, claim: Claim, spec: Spec, snapshot: SnapshotAssertion, label: str, stage: str, category: str
