@@ -265,6 +265,67 @@ def test_terminal_handling_row(outcome: Callable[[Json], Json], row: Json) -> No
     _check(outcome, request, expected)
 
 
+def _fact_trigger(row: Json) -> list[Json] | None:
+    """The observation that fires a permission_facts row which is no server request (those are
+    the rows of server_request_replies): a declined item, a sandboxError terminal, a signature."""
+    trigger = str(row["trigger"])
+    if trigger.startswith("item/completed"):
+        kind = trigger.split("type ")[1].split(" ")[0]
+        return [item_completed({"type": kind, "status": "declined"}), terminal(failed_turn(turn_error("other")))]
+    if "sandboxError" in trigger:
+        return [terminal(failed_turn(turn_error("sandboxError")))]
+    if trigger.startswith("stderr"):
+        return [{"stderr": trigger.split('"')[1]}, terminal(failed_turn(turn_error("other")))]
+    return None
+
+
+@requirement("CDX-036", "CDX-039", "CDX-040")
+@pytest.mark.parametrize(
+    "row", row_params(_SPEC, "codex", "permission_facts", where=lambda r: _fact_trigger(r) is not None)
+)
+def test_permission_fact_of_each_trigger(outcome: Callable[[Json], Json], row: Json) -> None:
+    """Each permission_facts row fired by an item, a terminal or stderr records exactly its line."""
+    events = _fact_trigger(row)
+    assert events is not None
+    category = "sandboxError" if "sandboxError" in str(row["trigger"]) else "other"
+    fact = codex.Fact(row["request"], row["decision"], row["reason"])
+    _check(outcome, scenario([response(), *events]), ORACLE.failure("never", [], "turn", category, fact=fact))
+
+
+# One run per row of table stop_reasons, in its order: (events after the turn/start response,
+# cancelled, stage and category of the failure). The rows are prose; each case is checked
+# against its row's stop reason and category before it is sent.
+_ANSWER = agent_message("answer", "final_answer")
+_STOP_CASES: list[tuple[list[Json], bool, str, str]] = [
+    ([_ANSWER, terminal(failed_turn(None, status="completed"))], False, "", ""),
+    ([terminal(failed_turn(turn_error("contextWindowExceeded")))], False, "turn", "contextWindowExceeded"),
+    ([terminal(failed_turn(turn_error("cyberPolicy")))], False, "turn", "cyberPolicy"),
+    ([terminal(failed_turn(turn_error("usageLimitExceeded")))], False, "turn", "usageLimitExceeded"),
+    ([terminal(failed_turn(turn_error("futureVariant")))], False, "turn", "unknown"),
+    ([terminal(failed_turn(turn_error("usageLimitExceeded"), status="interrupted"))], False, "turn", "unknown"),
+    ([terminal(failed_turn(None, status="completed"))], False, "turn", "unknown"),
+    ([process_exit(1, None)], False, "process", "process-exit"),
+    ([_ANSWER, terminal(failed_turn(None, status="completed"))], True, "", ""),
+]
+
+
+@requirement("CDX-011", "CDX-012", "CDX-016", "CDX-022")
+@pytest.mark.parametrize("row", row_params(_SPEC, "codex", "stop_reasons"))
+def test_stop_reason_of_each_situation(outcome: Callable[[Json], Json], row: Json) -> None:
+    """Each row of stop_reasons, deterministically."""
+    events, cancelled, stage, category = _STOP_CASES[_table("stop_reasons").index(row)]
+    request = scenario([response(), *events], cancelled=cancelled)
+    output = [{"type": "text", "text": "answer"}] if events[0] is _ANSWER else []
+    if row["stop_reason"] in ("completed", "aborted"):
+        expected: Json = {"stopReason": row["stop_reason"], "output": output, "replies": []}
+    else:
+        exit_code = 1 if stage == "process" else None
+        expected = ORACLE.failure("never", output, stage, category, exit_code=exit_code)
+    assert expected["stopReason"] == row["stop_reason"], "the suite's case disagrees with its row"
+    assert row.get("category") in (None, category), "the suite's case disagrees with its row"
+    _check(outcome, request, expected)
+
+
 @requirement("CDX-003", "CDX-006", "RED-004")
 def test_object_variant_needs_one_key_and_an_object_detail(outcome: Callable[[Json], Json]) -> None:
     """Every object variant of table variants beside a second key (known or not), with a detail
