@@ -32,6 +32,7 @@ from conformance.codex import (
     item_completed,
     js_uint16,
     mapped_terminals,
+    notification,
     planted_runs,
     process_exit,
     response,
@@ -323,6 +324,66 @@ def test_stop_reason_of_each_situation(outcome: Callable[[Json], Json], row: Jso
         expected = ORACLE.failure("never", output, stage, category, exit_code=exit_code)
     assert expected["stopReason"] == row["stop_reason"], "the suite's case disagrees with its row"
     assert row.get("category") in (None, category), "the suite's case disagrees with its row"
+    _check(outcome, request, expected)
+
+
+_T, _U = {"threadId": THREAD_ID}, {"threadId": THREAD_ID, "turnId": TURN_ID}
+_OTHER = terminal(failed_turn(turn_error("other")))
+# One observation per row of notification_handling that fails (or, for a last step, passes) the
+# row's check, keyed by (method, step), and what the row says follows: "fatal", "ignored" (the
+# run goes on to a failed `other` terminal), or a named effect.
+_NOTIFICATION_CASES: dict[tuple[str, int], tuple[list[Json], str]] = {
+    ("turn/started", 1): ([notification("turn/started", {"threadId": 42, "turn": {"id": TURN_ID}})], "fatal"),
+    ("turn/started", 2): ([notification("turn/started", {"threadId": "thread-2", "turn": None})], "ignored"),
+    ("turn/started", 3): ([notification("turn/started", {**_T, "turn": None})], "fatal"),
+    ("turn/started", 4): ([notification("turn/started", {**_T, "turn": {"id": ""}})], "fatal-early"),
+    ("turn/started", 5): ([notification("turn/started", {**_T, "turn": {"id": TURN_ID}})], "ignored"),
+    ("item/completed", 1): ([notification("item/completed", {"threadId": 42, "turnId": TURN_ID, "item": {}})], "fatal"),
+    ("item/completed", 2): ([item_completed(None, thread_id="thread-2")], "ignored"),
+    ("item/completed", 3): ([item_completed({"type": "plan"}, turn_id="")], "fatal"),
+    ("item/completed", 4): ([agent_message("early", "final_answer")], "queued"),
+    ("item/completed", 5): ([agent_message("foreign", "final_answer", turn_id="turn-2")], "ignored"),
+    ("item/completed", 6): ([item_completed(None)], "fatal"),
+    ("item/completed", 7): ([item_completed({"type": "commandExecution", "status": "declined"})], "declined"),
+    ("item/completed", 8): ([item_completed({"type": "reasoning", "text": "x"})], "ignored"),
+    ("item/completed", 9): ([agent_message(5, "final_answer")], "fatal"),
+    ("item/completed", 10): ([agent_message("x", "summary")], "fatal"),
+    ("turn/completed", 1): ([notification("turn/completed", {"threadId": 42, "turn": {"id": TURN_ID}})], "fatal"),
+    ("turn/completed", 2): ([terminal(failed_turn(None, status="completed"), thread_id="thread-2")], "ignored"),
+    ("turn/completed", 3): ([notification("turn/completed", {**_T, "turn": [1]})], "fatal"),
+    ("turn/completed", 4): ([terminal({"id": "", "status": "completed"})], "fatal"),
+    ("turn/completed", 5): ([_OTHER], "queued"),
+    ("turn/completed", 6): ([terminal(failed_turn(None, "turn-2", status="completed"))], "ignored"),
+    ("turn/completed", 7): ([terminal(failed_turn(None, status="inProgress"))], "fatal"),
+    ("turn/completed", 8): ([_OTHER], "settles"),
+}
+
+
+@requirement("CDX-024", "CDX-025", "CDX-026", "CDX-028")
+@pytest.mark.parametrize("row", row_params(_SPEC, "codex", "notification_handling"))
+def test_notification_handling_row(outcome: Callable[[Json], Json], row: Json) -> None:
+    """Each step of notification_handling, deterministically: a frame that fails its check (the
+    last step: one that passes) and what the row says follows."""
+    frames, effect = _NOTIFICATION_CASES[(row["method"], row["step"])]
+    otherwise = str(row["otherwise"])
+    assert effect.split("-")[0] != "fatal" or otherwise.startswith("fatal"), "the case disagrees with its row"
+    assert effect != "ignored" or otherwise in ("the frame is ignored", "-"), "the case disagrees with its row"
+    if effect == "fatal":
+        request, expected = scenario([response(), *frames]), ORACLE.failure("never", [], "turn", "unknown")
+    elif effect == "fatal-early":
+        request, expected = scenario(frames), ORACLE.failure("never", [], "turn-start", "unknown")
+    elif effect == "queued":  # before the turn/start response: queued, replayed at the commit
+        request = scenario([*frames, response(), *([] if frames[0] is _OTHER else [_OTHER])])
+        output = [] if frames[0] is _OTHER else [{"type": "text", "text": "early"}]
+        expected = ORACLE.failure("never", output, "turn", "other")
+    elif effect == "declined":
+        request = scenario([response(), *frames, _OTHER])
+        fact = ORACLE.fact_by_trigger("type commandExecution")
+        expected = ORACLE.failure("never", [], "turn", "other", fact=fact)
+    elif effect == "settles":
+        request, expected = scenario([response(), *frames]), ORACLE.failure("never", [], "turn", "other")
+    else:
+        request, expected = scenario([response(), *frames, _OTHER]), ORACLE.failure("never", [], "turn", "other")
     _check(outcome, request, expected)
 
 
