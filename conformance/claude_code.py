@@ -718,9 +718,12 @@ def outcome_sites(spec: Any) -> list[str]:
     ]
 
 
-def planted_scenarios(spec: Any) -> st.SearchStrategy[tuple[Json, list[str], list[str]]]:
-    """A scenario with canaries planted at some canary sites; also the canaries and the sites."""
+def planted_scenarios(spec: Any, site: str | None = None) -> st.SearchStrategy[tuple[Json, list[str], list[str]]]:
+    """A scenario with canaries planted at some canary sites (always at ``site`` when given);
+    also the canaries and the sites."""
     site_lists = st.lists(st.sampled_from(sorted(PLANTERS)), min_size=1, max_size=4, unique=True)
+    if site is not None:
+        site_lists = site_lists.map(lambda sites: [site, *(s for s in sites if s != site)][:4])
     fillers = st.lists(
         st.one_of(permission_events(spec), st.builds(lambda m: {"message": m}, other_messages())), max_size=2
     )

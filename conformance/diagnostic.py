@@ -100,14 +100,24 @@ exit_codes = st.one_of(
 )
 
 
+def carries_http_status(spec: Any, label: str, category: str) -> bool:
+    """Whether a failure of this product and category can carry an HTTP status at all: the
+    input domain of format_diagnostic (DIA-008) holds a status only where extraction yields one."""
+    return product(spec, label).http_status and category in spec.vocabulary(HTTP_STATUS_VARIANTS).values
+
+
 @st.composite
-def failures(draw: st.DrawFn, spec: Any, pairs: Sequence[tuple[str, str]]) -> Json:
+def failures(draw: st.DrawFn, spec: Any, label: str, pairs: Sequence[tuple[str, str]]) -> Json:
     """One failure's facts (without the product): a pair the stages table allows, and each
-    optional fact absent, null (not observed) or observed, for both products alike."""
+    optional fact absent, null (not observed) or observed. Only facts a provider can extract
+    (DIA-008, DIA-009): an HTTP status only on a Codex connection or stream variant."""
     stage, category = draw(st.sampled_from(pairs))
     facts: Json = {"stage": stage, "category": category}
     signals = st.sampled_from(list(spec.vocabulary("diagnostic.signal").values))
-    for key, values in (("httpStatus", http_statuses), ("exitCode", exit_codes), ("signal", signals)):
+    optional: list[tuple[str, st.SearchStrategy[Any]]] = [("exitCode", exit_codes), ("signal", signals)]
+    if carries_http_status(spec, label, category):
+        optional.insert(0, ("httpStatus", http_statuses))
+    for key, values in optional:
         how = draw(st.sampled_from(["absent", "null", "observed"]))
         if how == "null":
             facts[key] = None
@@ -136,20 +146,20 @@ def format_requests(draw: st.DrawFn, spec: Any, label: str, kinds: Sequence[str]
     kind = draw(st.sampled_from(list(kinds or spec.vocabulary("diagnostic.text_kind").values)))
     facts: Json = {"product": label}
     if kind == "failure-line":
-        facts.update(draw(failures(spec, stage_categories(spec, label))))
+        facts.update(draw(failures(spec, label, stage_categories(spec, label))))
     elif kind == "permission-line":
         facts.update(draw(permissions(spec, label)))
     elif kind == "run-result":
-        facts.update(draw(failures(spec, stage_categories(spec, label, "run-result"))))
+        facts.update(draw(failures(spec, label, stage_categories(spec, label, "run-result"))))
         if draw(st.booleans()):
             facts["permission"] = draw(permissions(spec, label))
     else:
         startup, teardown = startup_and_teardown(spec, label)
         if kind == "dispose-rejection":
-            facts["failures"] = [draw(failures(spec, teardown))]
+            facts["failures"] = [draw(failures(spec, label, teardown))]
         else:
-            first = draw(failures(spec, startup))
-            rollback = draw(st.one_of(st.none(), failures(spec, teardown)))
+            first = draw(failures(spec, label, startup))
+            rollback = draw(st.one_of(st.none(), failures(spec, label, teardown)))
             facts["failures"] = [first] if rollback is None else [first, rollback]
     return {"kind": kind, "facts": facts}
 
@@ -168,15 +178,12 @@ def expected_fields(spec: Any, label: str, failure: Json) -> list[tuple[str, str
     table = sorted(spec.table("diagnostic", "failure_line_fields").rows, key=lambda row: row["order"])
     unknown = {row["label"] for row in table} - set(FACT_KEYS)
     assert not unknown, f"conformance.diagnostic.FACT_KEYS does not map the fields {sorted(unknown)}"
-    variants = set(spec.vocabulary(HTTP_STATUS_VARIANTS).values)
     fields = []
     for row in table:
         if label not in row["products"]:
             continue
         value = facts.get(FACT_KEYS[row["label"]])
         if row["optional"] and value is None:
-            continue
-        if row["label"] == "HTTP status" and not (product(spec, label).http_status and facts["category"] in variants):
             continue
         fields.append((row["label"], _written(value)))
     return fields
@@ -236,6 +243,8 @@ def snapshot_requests(spec: Any, label: str, stage: str, category: str) -> dict[
     requests = {}
     for surface in (s for s in SURFACES if s in row["surfaces_in"]):
         for name, extra in SNAPSHOT_VARIANTS.items():
+            if "httpStatus" in extra and not carries_http_status(spec, label, category):
+                continue  # outside the input domain: no provider extracts a status here (DIA-008)
             failure = {"stage": stage, "category": category, **extra}
             if surface == "run-result":
                 facts: Json = {"product": label, **failure}
@@ -340,3 +349,39 @@ def texts_beyond(draw: st.DrawFn, limit: int) -> str:
     target = draw(st.one_of(st.just(limit + 1), st.integers(limit + 1, limit + 8), st.integers(limit + 1, 3 * limit)))
     pattern = draw(st.lists(_CHARS, min_size=1, max_size=8))
     return _fill(pattern, draw(st.integers(0, 8)), target, reach=True)
+
+
+# ---------------------------------------------------------------- the whole-text oracle
+
+
+def expected_line(spec: Any, label: str, failure: Json) -> str:
+    """The failure line of ``failure``, from table failure_line_fields (DIA-002)."""
+    fields = expected_fields(spec, label, failure)
+    return "Product subagent failure (" + AGGREGATE_SEPARATOR.join(f"{k}: {v}" for k, v in fields) + ")"
+
+
+def expected_permission_line(label: str, permission: Json) -> str:
+    """The permission line of DIA-011."""
+    return (
+        f"{label} unattended decision (mode: {permission['mode']}; request: {permission['request']}; "
+        f"decision: {permission['decision']}): {permission['reason']}"
+    )
+
+
+def expected_text(spec: Any, request: Json) -> str:
+    """What format_diagnostic must write for ``request``: the lines of DIA-002 and DIA-011,
+    composed as DIA-012, DIA-015 and DIA-016 say."""
+    kind, facts = request["kind"], request["facts"]
+    label = facts["product"]
+    failure = {k: v for k, v in facts.items() if k not in ("product", "permission")}
+    if kind == "permission-line":
+        return expected_permission_line(label, facts)
+    if kind == "failure-line":
+        return expected_line(spec, label, failure)
+    if kind == "run-result":
+        line = expected_line(spec, label, failure)
+        if "permission" in facts:
+            line += PERMISSION_SEPARATOR + expected_permission_line(label, facts["permission"])
+        return line
+    prefix = product(spec, label).error_prefix
+    return AGGREGATE_SEPARATOR.join(prefix + expected_line(spec, label, f) for f in facts["failures"])

@@ -125,3 +125,11 @@ def roots(spec: Any) -> dict[tuple[str, str], Matcher]:
         (row["product"], row["kind"]): compile_root(spec, row["symbol"])
         for row in spec.table("diagnostic", "grammar_roots").rows
     }
+
+
+def compile_alternative(spec: Any, index: int) -> Matcher:
+    """Row ``index`` of table ``grammar`` alone: one alternative of its symbol, compiled."""
+    row = spec.table("diagnostic", "grammar").rows[index]
+    compiler = _Compiler(spec)
+    pattern = compiler.sequence(row["sequence"], (row["symbol"],), None)
+    return Matcher(row["symbol"], re.compile(pattern, re.DOTALL), tuple(compiler.ranges))

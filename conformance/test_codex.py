@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from conformance import codex
 from conformance.adapter import Adapter
+from conformance.blame import Violation
 from conformance.codex import (
     THREAD_ID,
     TURN_ID,
@@ -31,6 +32,7 @@ from conformance.codex import (
     item_completed,
     js_uint16,
     mapped_terminals,
+    notification,
     planted_runs,
     process_exit,
     response,
@@ -41,8 +43,11 @@ from conformance.codex import (
     terminal,
     turn_error,
 )
+from conformance.codex_blame import CodexDiagnosis, comparable, with_counterfactual
 from conformance.grammar import roots
+from conformance.reach import row_params
 from conformance.spec import Spec, load_spec
+from conformance.text_blame import as_vector
 
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
@@ -58,7 +63,17 @@ def _table(name: str) -> list[Json]:
 
 
 def _vectors(name: str, *extra: str) -> list[Any]:
-    return [pytest.param(v, id=v["name"], marks=requirement(*extra, *v["covers"])) for v in _table(name)]
+    """One parameter per row of table ``name``, marked with its covers and as reaching the row."""
+    return row_params(_SPEC, "codex", name, marks=lambda v: [requirement(*extra, *v["covers"]), *_fact_reach(v)])
+
+
+def _fact_reach(vector: Json) -> list[pytest.MarkDecorator]:
+    """A server-request vector that records a fact also reaches that permission_facts row."""
+    if "request" not in vector or vector.get("fails_run", True):
+        return []
+    rows = _table("permission_facts")
+    found = [i for i, r in enumerate(rows) if (r["request"], r["decision"]) == (vector["request"], vector["decision"])]
+    return [pytest.mark.reaches("codex.permission_facts", *found)]
 
 
 @pytest.fixture
@@ -68,15 +83,36 @@ def outcome(adapter: Adapter, claim: Claim) -> Callable[[Json], Json]:
     return lambda request: adapter.call("codex_outcome", request)
 
 
-def _check(outcome: Callable[[Json], Json], request: Json, expected: Json) -> None:
-    actual = outcome(request)
-    assert actual == expected, (
-        f"codex_outcome gave\n  {json.dumps(actual, ensure_ascii=False)}\nthe spec says\n  "
-        f"{json.dumps(expected, ensure_ascii=False)}\nfor the scenario\n  {json.dumps(request, ensure_ascii=False)}"
-    )
-    if "diagnostic" in actual:
-        assert RUN_RESULT.matches(actual["diagnostic"]), (
-            f"not a sentence of the Codex grammar: {actual['diagnostic']!r}"
+DIAGNOSIS = CodexDiagnosis(_SPEC)
+
+
+def _as_vector(request: Json, expected: Json, covers: list[str]) -> dict[str, str]:
+    row = {"name": "found-by-property", "covers": covers, "scenario": request, "expected": expected}
+    return as_vector("spec/codex.yaml outcome_vectors", row)
+
+
+def _check(outcome: Callable[[Json], Json], request: Json, expected: Json, *, found: bool = False) -> None:
+    """Raise a Violation of exactly the rules that tell the answer from the spec's result
+    (codex_blame), and of RED-002 for a diagnostic outside the grammar."""
+    answer = outcome(request)
+    actual = comparable(answer)
+    if actual != expected:
+        blamed = with_counterfactual(outcome, request, expected, DIAGNOSIS.diagnose(request, expected, actual))
+        raise Violation(
+            blamed,
+            operation="codex_outcome",
+            input=request,
+            expected=expected,
+            actual=answer,
+            sections=_as_vector(request, expected, blamed) if found else None,
+        )
+    if "diagnostic" in actual and not RUN_RESULT.matches(actual["diagnostic"]):
+        raise Violation(
+            ["RED-002"],
+            operation="codex_outcome",
+            input=request,
+            expected="a diagnostic that is a sentence of the Codex run-result grammar",
+            actual=answer,
         )
 
 
@@ -110,9 +146,7 @@ def test_unknown_rule(outcome: Callable[[Json], Json], rule: Json) -> None:
     _check(outcome, request, ORACLE.failure("never", [], "turn", rule["category"]))
 
 
-@pytest.mark.parametrize(
-    "row", [pytest.param(r, id=r["variant"], marks=requirement("CDX-008")) for r in _table("newer_variants")]
-)
+@pytest.mark.parametrize("row", row_params(_SPEC, "codex", "newer_variants", marks=lambda r: [requirement("CDX-008")]))
 def test_newer_variant_is_unknown(outcome: Callable[[Json], Json], row: Json) -> None:
     request = scenario([response(), terminal(failed_turn(turn_error(row["wire"], misalignment=None)))])
     _check(outcome, request, ORACLE.failure("never", [], "turn", "unknown"))
@@ -163,8 +197,10 @@ def test_stderr_vector(outcome: Callable[[Json], Json], vector: Json) -> None:
 @requirement(
     "CDX-001", "CDX-002", "CDX-003", "CDX-004", "CDX-007", "CDX-011", "CDX-012", "CDX-013", "CDX-039", "DIA-008"
 )
+@pytest.mark.reaches("codex.variants", *range(len(_table("variants"))))
 def test_every_variant_status_and_http_status_form(outcome: Callable[[Json], Json]) -> None:
-    """Each of the sixteen variants under each terminal status, with every httpStatusCode form."""
+    """Each of the sixteen variants under each terminal status, with every httpStatusCode form
+    (it loops over every row of table variants, so it reaches each)."""
     forms = [(r["value"] if r["present"] else ..., r["printed"]) for r in _table("http_status_forms")]
     for row in _table("variants"):
         wires: list[tuple[Any, int | None]] = [(row["wire"], None)]
@@ -185,6 +221,170 @@ def test_every_variant_status_and_http_status_form(outcome: Callable[[Json], Jso
                 else:
                     expected = ORACLE.failure("never", output, "turn", "unknown")
                 _check(outcome, request, expected)
+
+
+@pytest.mark.parametrize(
+    "row",
+    row_params(
+        _SPEC,
+        "codex",
+        "variants",
+        marks=lambda r: [requirement("CDX-006", "CDX-002")],
+        where=lambda r: r["kind"] == "string",
+    ),
+)
+def test_string_variant_written_as_an_object_is_unknown(outcome: Callable[[Json], Json], row: Json) -> None:
+    """Each string variant written as a one-key object (with an empty, an object or a null detail)
+    is outside the union: category unknown, stop reason error, never the variant."""
+    for detail in ({}, {"httpStatusCode": 503}, None):
+        request = scenario([response(), terminal(failed_turn(turn_error({row["variant"]: detail})))])
+        _check(outcome, request, ORACLE.failure("never", [], "turn", "unknown"))
+
+
+def _terminal_case(row: Json) -> tuple[Json, Json]:
+    """A run ending with the terminal of one terminal_handling row, and the spec's result."""
+    answer = [agent_message("partial", "final_answer")] if row["name"] == "completed-with-answer" else []
+    status = row["status"] if row["status"] in ORACLE.statuses else "inProgress"
+    wire = {"failed-context-window": "contextWindowExceeded", "failed-sandbox-error": "sandboxError"}.get(
+        row["name"], "other"
+    )
+    request = scenario([response(), *answer, terminal(failed_turn(turn_error(wire), status=status))])
+    if row["stop_reason"] == "completed":
+        return request, {"stopReason": "completed", "output": [{"type": "text", "text": "partial"}], "replies": []}
+    category = wire if row["category"] == "mapped" or row["category"] == wire else row["category"]
+    fact = ORACLE.fact_by_trigger("sandboxError") if row["permission_fact"] else None
+    return request, ORACLE.failure("never", [], row["stage"], category, fact=fact)
+
+
+@requirement("CDX-013", "CDX-011", "CDX-039")
+@pytest.mark.parametrize("row", row_params(_SPEC, "codex", "terminal_handling"))
+def test_terminal_handling_row(outcome: Callable[[Json], Json], row: Json) -> None:
+    """Each row of terminal_handling, deterministically: its status, its stop reason, its stage
+    and category, and the sandbox fact where the row records one."""
+    request, expected = _terminal_case(row)
+    assert expected["stopReason"] == row["stop_reason"], "the suite's case disagrees with the row"
+    _check(outcome, request, expected)
+
+
+def _fact_trigger(row: Json) -> list[Json] | None:
+    """The observation that fires a permission_facts row which is no server request (those are
+    the rows of server_request_replies): a declined item, a sandboxError terminal, a signature."""
+    trigger = str(row["trigger"])
+    if trigger.startswith("item/completed"):
+        kind = trigger.split("type ")[1].split(" ")[0]
+        return [item_completed({"type": kind, "status": "declined"}), terminal(failed_turn(turn_error("other")))]
+    if "sandboxError" in trigger:
+        return [terminal(failed_turn(turn_error("sandboxError")))]
+    if trigger.startswith("stderr"):
+        return [{"stderr": trigger.split('"')[1]}, terminal(failed_turn(turn_error("other")))]
+    return None
+
+
+@requirement("CDX-036", "CDX-039", "CDX-040")
+@pytest.mark.parametrize(
+    "row", row_params(_SPEC, "codex", "permission_facts", where=lambda r: _fact_trigger(r) is not None)
+)
+def test_permission_fact_of_each_trigger(outcome: Callable[[Json], Json], row: Json) -> None:
+    """Each permission_facts row fired by an item, a terminal or stderr records exactly its line."""
+    events = _fact_trigger(row)
+    assert events is not None
+    category = "sandboxError" if "sandboxError" in str(row["trigger"]) else "other"
+    fact = codex.Fact(row["request"], row["decision"], row["reason"])
+    _check(outcome, scenario([response(), *events]), ORACLE.failure("never", [], "turn", category, fact=fact))
+
+
+# One run per row of table stop_reasons, in its order: (events after the turn/start response,
+# cancelled, stage and category of the failure). The rows are prose; each case is checked
+# against its row's stop reason and category before it is sent.
+_ANSWER = agent_message("answer", "final_answer")
+_STOP_CASES: list[tuple[list[Json], bool, str, str]] = [
+    ([_ANSWER, terminal(failed_turn(None, status="completed"))], False, "", ""),
+    ([terminal(failed_turn(turn_error("contextWindowExceeded")))], False, "turn", "contextWindowExceeded"),
+    ([terminal(failed_turn(turn_error("cyberPolicy")))], False, "turn", "cyberPolicy"),
+    ([terminal(failed_turn(turn_error("usageLimitExceeded")))], False, "turn", "usageLimitExceeded"),
+    ([terminal(failed_turn(turn_error("futureVariant")))], False, "turn", "unknown"),
+    ([terminal(failed_turn(turn_error("usageLimitExceeded"), status="interrupted"))], False, "turn", "unknown"),
+    ([terminal(failed_turn(None, status="completed"))], False, "turn", "unknown"),
+    ([process_exit(1, None)], False, "process", "process-exit"),
+    ([_ANSWER, terminal(failed_turn(None, status="completed"))], True, "", ""),
+]
+
+
+@requirement("CDX-011", "CDX-012", "CDX-016", "CDX-022")
+@pytest.mark.parametrize("row", row_params(_SPEC, "codex", "stop_reasons"))
+def test_stop_reason_of_each_situation(outcome: Callable[[Json], Json], row: Json) -> None:
+    """Each row of stop_reasons, deterministically."""
+    events, cancelled, stage, category = _STOP_CASES[_table("stop_reasons").index(row)]
+    request = scenario([response(), *events], cancelled=cancelled)
+    output = [{"type": "text", "text": "answer"}] if events[0] is _ANSWER else []
+    if row["stop_reason"] in ("completed", "aborted"):
+        expected: Json = {"stopReason": row["stop_reason"], "output": output, "replies": []}
+    else:
+        exit_code = 1 if stage == "process" else None
+        expected = ORACLE.failure("never", output, stage, category, exit_code=exit_code)
+    assert expected["stopReason"] == row["stop_reason"], "the suite's case disagrees with its row"
+    assert row.get("category") in (None, category), "the suite's case disagrees with its row"
+    _check(outcome, request, expected)
+
+
+_T, _U = {"threadId": THREAD_ID}, {"threadId": THREAD_ID, "turnId": TURN_ID}
+_OTHER = terminal(failed_turn(turn_error("other")))
+# One observation per row of notification_handling that fails (or, for a last step, passes) the
+# row's check, keyed by (method, step), and what the row says follows: "fatal", "ignored" (the
+# run goes on to a failed `other` terminal), or a named effect.
+_NOTIFICATION_CASES: dict[tuple[str, int], tuple[list[Json], str]] = {
+    ("turn/started", 1): ([notification("turn/started", {"threadId": 42, "turn": {"id": TURN_ID}})], "fatal"),
+    ("turn/started", 2): ([notification("turn/started", {"threadId": "thread-2", "turn": None})], "ignored"),
+    ("turn/started", 3): ([notification("turn/started", {**_T, "turn": None})], "fatal"),
+    ("turn/started", 4): ([notification("turn/started", {**_T, "turn": {"id": ""}})], "fatal-early"),
+    ("turn/started", 5): ([notification("turn/started", {**_T, "turn": {"id": TURN_ID}})], "ignored"),
+    ("item/completed", 1): ([notification("item/completed", {"threadId": 42, "turnId": TURN_ID, "item": {}})], "fatal"),
+    ("item/completed", 2): ([item_completed(None, thread_id="thread-2")], "ignored"),
+    ("item/completed", 3): ([item_completed({"type": "plan"}, turn_id="")], "fatal"),
+    ("item/completed", 4): ([agent_message("early", "final_answer")], "queued"),
+    ("item/completed", 5): ([agent_message("foreign", "final_answer", turn_id="turn-2")], "ignored"),
+    ("item/completed", 6): ([item_completed(None)], "fatal"),
+    ("item/completed", 7): ([item_completed({"type": "commandExecution", "status": "declined"})], "declined"),
+    ("item/completed", 8): ([item_completed({"type": "reasoning", "text": "x"})], "ignored"),
+    ("item/completed", 9): ([agent_message(5, "final_answer")], "fatal"),
+    ("item/completed", 10): ([agent_message("x", "summary")], "fatal"),
+    ("turn/completed", 1): ([notification("turn/completed", {"threadId": 42, "turn": {"id": TURN_ID}})], "fatal"),
+    ("turn/completed", 2): ([terminal(failed_turn(None, status="completed"), thread_id="thread-2")], "ignored"),
+    ("turn/completed", 3): ([notification("turn/completed", {**_T, "turn": [1]})], "fatal"),
+    ("turn/completed", 4): ([terminal({"id": "", "status": "completed"})], "fatal"),
+    ("turn/completed", 5): ([_OTHER], "queued"),
+    ("turn/completed", 6): ([terminal(failed_turn(None, "turn-2", status="completed"))], "ignored"),
+    ("turn/completed", 7): ([terminal(failed_turn(None, status="inProgress"))], "fatal"),
+    ("turn/completed", 8): ([_OTHER], "settles"),
+}
+
+
+@requirement("CDX-024", "CDX-025", "CDX-026", "CDX-028")
+@pytest.mark.parametrize("row", row_params(_SPEC, "codex", "notification_handling"))
+def test_notification_handling_row(outcome: Callable[[Json], Json], row: Json) -> None:
+    """Each step of notification_handling, deterministically: a frame that fails its check (the
+    last step: one that passes) and what the row says follows."""
+    frames, effect = _NOTIFICATION_CASES[(row["method"], row["step"])]
+    otherwise = str(row["otherwise"])
+    assert effect.split("-")[0] != "fatal" or otherwise.startswith("fatal"), "the case disagrees with its row"
+    assert effect != "ignored" or otherwise in ("the frame is ignored", "-"), "the case disagrees with its row"
+    if effect == "fatal":
+        request, expected = scenario([response(), *frames]), ORACLE.failure("never", [], "turn", "unknown")
+    elif effect == "fatal-early":
+        request, expected = scenario(frames), ORACLE.failure("never", [], "turn-start", "unknown")
+    elif effect == "queued":  # before the turn/start response: queued, replayed at the commit
+        request = scenario([*frames, response(), *([] if frames[0] is _OTHER else [_OTHER])])
+        output = [] if frames[0] is _OTHER else [{"type": "text", "text": "early"}]
+        expected = ORACLE.failure("never", output, "turn", "other")
+    elif effect == "declined":
+        request = scenario([response(), *frames, _OTHER])
+        fact = ORACLE.fact_by_trigger("type commandExecution")
+        expected = ORACLE.failure("never", [], "turn", "other", fact=fact)
+    elif effect == "settles":
+        request, expected = scenario([response(), *frames]), ORACLE.failure("never", [], "turn", "other")
+    else:
+        request, expected = scenario([response(), *frames, _OTHER]), ORACLE.failure("never", [], "turn", "other")
+    _check(outcome, request, expected)
 
 
 @requirement("CDX-003", "CDX-006", "RED-004")
@@ -239,7 +439,7 @@ def test_object_variant_needs_one_key_and_an_object_detail(outcome: Callable[[Js
 def test_terminal_mapping_follows_the_tables(outcome: Callable[[Json], Json], spec: Spec) -> None:
     @given(case=mapped_terminals(spec, ORACLE))
     def check(case: tuple[Json, Json]) -> None:
-        _check(outcome, *case)
+        _check(outcome, *case, found=True)
 
     check()
 
@@ -250,8 +450,17 @@ def test_no_category_is_a_refusal(outcome: Callable[[Json], Json], spec: Spec) -
 
     @given(info=error_infos(spec))
     def check(info: codex.ErrorInfo) -> None:
-        result = outcome(scenario([response(), terminal(failed_turn(info.error))]))
-        assert result["stopReason"] == ORACLE.stop_reason(info.category), f"{info} settled as {result}"
+        request = scenario([response(), terminal(failed_turn(info.error))])
+        result = outcome(request)
+        if result["stopReason"] != ORACLE.stop_reason(info.category):
+            raise Violation(
+                ["CDX-011"],
+                operation="codex_outcome",
+                input=request,
+                expected={"stopReason": ORACLE.stop_reason(info.category)},
+                actual=result,
+                detail=f"category {info.category} ({info.family}) settled as {result['stopReason']}",
+            )
 
     check()
 
@@ -278,7 +487,7 @@ def test_no_category_is_a_refusal(outcome: Callable[[Json], Json], spec: Spec) -
 def test_answer_and_stop_reason_follow_the_tables(outcome: Callable[[Json], Json]) -> None:
     @given(case=answer_runs(ORACLE))
     def check(case: tuple[Json, Json]) -> None:
-        _check(outcome, *case)
+        _check(outcome, *case, found=True)
 
     check()
 
@@ -305,7 +514,7 @@ def test_answer_and_stop_reason_follow_the_tables(outcome: Callable[[Json], Json
 def test_settlement_follows_observation_order(outcome: Callable[[Json], Json]) -> None:
     @given(case=settlement_runs(ORACLE))
     def check(case: tuple[Json, Json]) -> None:
-        _check(outcome, *case)
+        _check(outcome, *case, found=True)
 
     check()
 
@@ -331,7 +540,7 @@ def test_settlement_follows_observation_order(outcome: Callable[[Json], Json]) -
 def test_only_the_latest_permission_fact_is_kept(outcome: Callable[[Json], Json], spec: Spec) -> None:
     @given(case=fact_runs(spec, ORACLE))
     def check(case: tuple[Json, Json]) -> None:
-        _check(outcome, *case)
+        _check(outcome, *case, found=True)
 
     check()
 
@@ -351,18 +560,19 @@ def test_stderr_signature_split_at_every_position(outcome: Callable[[Json], Json
 def test_stderr_signatures_across_chunks(outcome: Callable[[Json], Json]) -> None:
     @given(case=stderr_runs(ORACLE))
     def check(case: tuple[Json, Json]) -> None:
-        _check(outcome, *case)
+        _check(outcome, *case, found=True)
 
     check()
 
 
 # ---- redaction
 
-CANARY_SITES = [
-    row
-    for row in _SPEC.table("redaction", "canary_sites").rows
-    if row["product"] == ORACLE.product and "codex_outcome" in row["plant_via"]
-]
+
+def _planted_via_outcome(row: Json) -> bool:
+    return bool(row["product"] == ORACLE.product and "codex_outcome" in row["plant_via"])
+
+
+CANARY_SITES = [row for row in _SPEC.table("redaction", "canary_sites").rows if _planted_via_outcome(row)]
 SITE_REQUIREMENTS = {
     "turn-error-message": ["CDX-009"],
     "turn-error-additional-details": ["CDX-009"],
@@ -383,24 +593,30 @@ def _without_ids(replies: list[Json]) -> list[Json]:
     return [{k: v for k, v in reply.items() if k != "id"} for reply in replies]
 
 
+def _site_marks(row: Json) -> list[pytest.MarkDecorator]:
+    return [
+        requirement(
+            "RED-001",
+            "RED-002",
+            "RED-003",
+            "RED-005",
+            "RED-007",
+            "RED-008",
+            "CDX-072",
+            *SITE_REQUIREMENTS.get(row["site"], []),
+        )
+    ]
+
+
 @pytest.mark.parametrize(
     "site",
     [
         pytest.param(
-            row["site"],
-            id=row["site"],
-            marks=requirement(
-                "RED-001",
-                "RED-002",
-                "RED-003",
-                "RED-005",
-                "RED-007",
-                "RED-008",
-                "CDX-072",
-                *SITE_REQUIREMENTS.get(row["site"], []),
-            ),
+            param.values[0]["site"],
+            id=param.values[0]["site"],
+            marks=[*param.marks, *_site_marks(param.values[0])],
         )
-        for row in CANARY_SITES
+        for param in row_params(_SPEC, "redaction", "canary_sites", where=_planted_via_outcome)
     ],
 )
 def test_canaries_never_reach_a_text(outcome: Callable[[Json], Json], spec: Spec, site: str) -> None:
@@ -417,19 +633,42 @@ def test_canaries_never_reach_a_text(outcome: Callable[[Json], Json], spec: Spec
     def check(data: st.DataObject) -> None:
         template, count = data.draw(planted_runs(spec, site))
         canaries = canary_names(data.draw(st.lists(hexes, min_size=count, max_size=count, unique=True)))
-        results = []
+        results, requests = [], []
         for names in (canaries, decoy_names(count)):
-            result = outcome(instantiate(template, names))
-            if "diagnostic" in result:
-                assert RUN_RESULT.matches(result["diagnostic"]), f"not a grammar sentence: {result['diagnostic']!r}"
+            request = instantiate(template, names)
+            result = outcome(request)
+            requests.append(request)
             results.append({**result, "replies": _without_ids(result["replies"])})
         texts = [results[0].get("diagnostic", ""), json.dumps(results[0]["replies"], ensure_ascii=False)]
         for canary in canaries:
             for text in texts:
-                assert canary.lower() not in text.lower(), f"canary {canary!r} planted at {site} leaked into {text!r}"
-        assert results[0] == results[1], (
-            f"replacing the canaries at {site} by decoys changed the result from {results[0]} to {results[1]}"
-        )
+                if canary.lower() in text.lower():
+                    raise Violation(
+                        ["RED-008", "RED-001", "CDX-072", *SITE_REQUIREMENTS.get(site, [])],
+                        operation="codex_outcome",
+                        input=requests[0],
+                        expected=f"no text containing the canary {canary!r} planted at site {site}",
+                        actual=outcome(requests[0]),
+                        detail=f"canary {canary!r} planted at {site} appears in {text!r}",
+                    )
+        for request, result in zip(requests, results, strict=True):
+            if "diagnostic" in result and not RUN_RESULT.matches(result["diagnostic"]):
+                raise Violation(
+                    ["RED-002"],
+                    operation="codex_outcome",
+                    input=request,
+                    expected="a diagnostic that is a sentence of the Codex run-result grammar",
+                    actual=result,
+                )
+        if results[0] != results[1]:
+            raise Violation(
+                ["RED-005"],
+                operation="codex_outcome",
+                input={"with canaries": requests[0], "with decoys": requests[1]},
+                expected=results[0],
+                actual=results[1],
+                detail=f"replacing the canaries at {site} by decoys changed the result",
+            )
 
     check()
 
@@ -451,10 +690,28 @@ def test_replies_echo_ids_and_follow_the_thread(outcome: Callable[[Json], Json])
     )
     def check(request_id: Any, thread: str, turn: str) -> None:
         ask = server_request(request_id, "item/tool/requestUserInput", {"threadId": thread, "turnId": turn})
-        result = outcome(scenario([response(), ask]) if (thread, turn) != (THREAD_ID, TURN_ID) else _failed_run(ask))
-        assert [r["id"] for r in result["replies"]] == [request_id]
-        assert type(result["replies"][0]["id"]) is type(request_id)
-        assert ("error" in result["replies"][0]) == ((thread, turn) != (THREAD_ID, TURN_ID))
+        foreign = (thread, turn) != (THREAD_ID, TURN_ID)
+        request = scenario([response(), ask]) if foreign else _failed_run(ask)
+        result = outcome(request)
+        ids = [r["id"] for r in result["replies"]]
+        if ids != [request_id] or type(ids[0]) is not type(request_id):
+            raise Violation(
+                ["CDX-035"],
+                operation="codex_outcome",
+                input=request,
+                expected={"reply ids": [request_id]},
+                actual=result,
+                detail=f"reply ids {ids!r} for the request id {request_id!r}",
+            )
+        if ("error" in result["replies"][0]) != foreign:
+            raise Violation(
+                ["CDX-033"],
+                operation="codex_outcome",
+                input=request,
+                expected="a JSON-RPC error reply" if foreign else "a result reply",
+                actual=result,
+                detail=f"a request of thread {thread!r} and turn {turn!r}",
+            )
 
     check()
 

@@ -21,28 +21,30 @@ from syrupy.assertion import SnapshotAssertion
 
 from conformance import codex
 from conformance.adapter import Adapter
+from conformance.blame import Violation, text_difference
 from conformance.claude_code import planted_scenarios, replace_canaries
 from conformance.codex import instantiate, planted_runs
 from conformance.diagnostic import (
-    AGGREGATE_SEPARATOR,
-    PERMISSION_SEPARATOR,
+    FACT_KEYS,
     bound,
-    expected_fields,
+    carries_http_status,
+    expected_text,
     format_requests,
-    in_order,
-    line_fields,
     product,
     products,
     snapshot_cases,
     snapshot_requests,
+    stage_categories,
     texts_beyond,
     texts_within,
 )
-from conformance.grammar import roots
+from conformance.grammar import compile_alternative, roots
+from conformance.reach import row_params
 from conformance.report import NOT_APPLICABLE
 from conformance.results import content_blocks
 from conformance.selection import steps_for
 from conformance.spec import Spec, expand_text, load_spec
+from conformance.text_blame import as_vector, format_blame, format_findings
 
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
@@ -50,7 +52,12 @@ requirement = pytest.mark.requirement
 _SPEC = load_spec()
 _MATCHERS = roots(_SPEC)
 _BOUND = bound(_SPEC)
-PRODUCTS = [pytest.param(p.label, id=p.area) for p in products(_SPEC)]
+PRODUCTS = [  # one per row of table products, each marked as reaching it
+    pytest.param(param.values[0]["product"], id=param.values[0]["area"], marks=param.marks)
+    for param in row_params(_SPEC, "diagnostic", "products")
+]
+# A sample observed value of each optional field (the field table's value column describes it).
+SAMPLE_VALUES: Json = {"httpStatus": 0, "exitCode": 0, "signal": "SIGTERM"}
 FAILURE_LINE = ["DIA-001", "DIA-002", "DIA-003", "DIA-004", "DIA-005", "DIA-006", "DIA-007", "DIA-008", "DIA-009"]
 
 
@@ -68,10 +75,77 @@ def _format(adapter: Adapter, request: Json) -> str:
     return text
 
 
-def _check_grammar(label: str, kind: str, text: str, request: Json) -> None:
-    assert _MATCHERS[(label, kind)].matches(text), (
-        f"format_diagnostic({request}) gave {text!r}, which is not a sentence of the {kind} grammar of {label}"
+def _as_vector(request: Json, expected: str, covers: list[str]) -> dict[str, str]:
+    row = {"name": "found-by-property", "covers": covers, "kind": request["kind"], "facts": request["facts"]}
+    return as_vector("spec/diagnostic.yaml line_vectors", {**row, "expected": expected})
+
+
+def _judge(request: Json, actual: str, expected: str | None = None, *, property_found: bool = False) -> None:
+    """Raise a Violation of exactly the rules the difference shows (text_blame), unless the
+    text is the one the spec gives for ``request``."""
+    expected = expected_text(_SPEC, request) if expected is None else expected
+    if actual == expected:
+        return
+    label = request["facts"]["product"]
+    findings = format_findings(request["kind"], label, product(_SPEC, label).error_prefix, expected, actual)
+    blamed = format_blame(findings) or ["DIA-002"]
+    sections = _as_vector(request, expected, blamed)
+    raise Violation(
+        blamed,
+        operation="format_diagnostic",
+        input=request,
+        expected={"text": expected},
+        actual={"text": actual},
+        sections=sections if property_found else None,
     )
+
+
+def _check_grammar(label: str, kind: str, text: str, request: Json) -> None:
+    if not _MATCHERS[(label, kind)].matches(text):
+        raise Violation(
+            ["DIA-018", "RED-002"],
+            operation="format_diagnostic",
+            input=request,
+            expected=f"a sentence of the {kind} grammar of {label} (diagnostic.yaml grammar, grammar_roots)",
+            actual={"text": text},
+            detail=f"{text!r} is not a sentence of grammar root {_MATCHERS[(label, kind)].symbol}",
+        )
+
+
+def _bound_violation(text: str, expected: str, actual: str, sections: dict[str, str] | None = None) -> Violation:
+    """DIA-019 for a text within the limit, DIA-020 for a longer one; the detail gives both byte
+    counts and the first differing byte."""
+    size = len(text.encode("utf-8"))
+    want, got = expected.encode("utf-8"), actual.encode("utf-8")
+    at = next((i for i, (a, b) in enumerate(zip(want, got, strict=False)) if a != b), min(len(want), len(got)))
+    lo = max(0, at - 8)
+    detail = (
+        f"input {size} bytes; expected {len(want)} bytes, got {len(got)} bytes; first differing byte at offset "
+        f"{at}: expected {want[at : at + 1].hex() or 'end of text'}, got {got[at : at + 1].hex() or 'end of text'} "
+        f"(bytes {lo}..{at + 8}: expected {want[lo : at + 8]!r}, got {got[lo : at + 8]!r}); "
+        + text_difference(expected, actual)
+    )
+    return Violation(
+        ["DIA-019" if size <= _BOUND.limit else "DIA-020"],
+        operation="bound_diagnostic",
+        input={"text": text},
+        expected={"text": expected},
+        actual={"text": actual},
+        detail=detail,
+        sections=sections,
+    )
+
+
+def _bound_as_vector(text: str, expected: str) -> dict[str, str]:
+    row = {
+        "name": "found-by-property",
+        "covers": ["DIA-019" if len(text.encode()) <= _BOUND.limit else "DIA-020"],
+        "input_bytes": len(text.encode()),
+        "expected_bytes": len(expected.encode()),
+        "input": text,
+        "expected": expected,
+    }
+    return as_vector("spec/diagnostic.yaml bound_vectors", row)
 
 
 # ---------------------------------------------------------------- golden vectors
@@ -79,34 +153,26 @@ def _check_grammar(label: str, kind: str, text: str, request: Json) -> None:
 
 @pytest.mark.parametrize(
     "vector",
-    [
-        pytest.param(v, id=v["name"], marks=requirement(*v["covers"]))
-        for v in _SPEC.table("diagnostic", "line_vectors").rows
-    ],
+    row_params(_SPEC, "diagnostic", "line_vectors", marks=lambda v: [requirement(*v["covers"])]),
 )
 def test_line_vector(adapter: Adapter, claim: Claim, vector: Json) -> None:
     _claim_product(claim, vector["facts"]["product"])
-    text = _format(adapter, {"kind": vector["kind"], "facts": vector["facts"]})
-    assert text == expand_text(vector["expected"])
+    request = {"kind": vector["kind"], "facts": vector["facts"]}
+    expected = expand_text(vector["expected"])
+    assert expected_text(_SPEC, request) == expected, "the suite's oracle disagrees with this vector"
+    _judge(request, _format(adapter, request), expected)
 
 
 @pytest.mark.parametrize(
     "vector",
-    [
-        pytest.param(v, id=v["name"], marks=requirement(*v["covers"]))
-        for v in _SPEC.table("diagnostic", "bound_vectors").rows
-    ],
+    row_params(_SPEC, "diagnostic", "bound_vectors", marks=lambda v: [requirement(*v["covers"])]),
 )
 def test_bound_vector(adapter: Adapter, vector: Json) -> None:
     _bound_applicable(adapter)
-    expected = expand_text(vector["expected"])
-    actual = adapter.call("bound_diagnostic", {"text": expand_text(vector["input"])})["text"]
-    if actual != expected:  # say where, not 4096 characters of diff
-        common = next((i for i, (a, b) in enumerate(zip(actual, expected, strict=False)) if a != b), None)
-        assert actual == expected, (
-            f"{len(actual.encode())} bytes instead of {vector['expected_bytes']}; first difference at "
-            f"character {common}: got {actual[-40:]!r} at the end, expected {expected[-40:]!r}"
-        )
+    text, expected = expand_text(vector["input"]), expand_text(vector["expected"])
+    actual = adapter.call("bound_diagnostic", {"text": text})["text"]
+    if actual != expected:
+        raise _bound_violation(text, expected, actual)
 
 
 # ---------------------------------------------------------------- the bound
@@ -118,32 +184,28 @@ def test_bound_keeps_every_text_within_the_limit(adapter: Adapter) -> None:
 
     @given(text=texts_within(_BOUND.limit, _BOUND.budget))
     def check(text: str) -> None:
-        assert len(text.encode()) <= _BOUND.limit
+        assert len(text.encode()) <= _BOUND.limit, "the strategy drew a text past the limit"
         actual = adapter.call("bound_diagnostic", {"text": text})["text"]
-        assert actual == text, f"a text of {len(text.encode())} bytes must pass unchanged"
+        if actual != text:
+            raise _bound_violation(text, text, actual, _bound_as_vector(text, text))
 
     check()
 
 
 @requirement("DIA-020")
 def test_bound_cuts_a_longer_text_on_a_code_point_boundary(adapter: Adapter) -> None:
+    """The cut (DIA-020's algorithm, walked code point by code point by the oracle); the
+    violation's detail says whether the result is too long, lacks the marker, splits a code
+    point or keeps too little."""
     _bound_applicable(adapter)
 
     @given(text=texts_beyond(_BOUND.limit))
     def check(text: str) -> None:
-        size = len(text.encode())
-        assert size > _BOUND.limit
+        assert len(text.encode()) > _BOUND.limit, "the strategy drew a text within the limit"
         actual = adapter.call("bound_diagnostic", {"text": text})["text"]
-        where = f"a text of {size} bytes ending {text[-8:]!r}"
-        assert len(actual.encode()) <= _BOUND.limit, f"{where} bounded to {len(actual.encode())} bytes"
-        assert actual.endswith(_BOUND.marker), f"{where} bounded without the marker: {actual[-30:]!r}"
-        kept = actual[: -len(_BOUND.marker)]
-        assert text.startswith(kept), f"{where}: the kept part is not a code-point prefix of the input"
-        assert "\ufffd" not in actual or "\ufffd" in text, f"{where}: the bound introduced U+FFFD"
-        assert actual == _BOUND.expected(text), (
-            f"{where}: kept {len(kept.encode())} bytes, but the longest prefix that fits keeps "
-            f"{len(_BOUND.expected(text).encode()) - len(_BOUND.marker.encode())}"
-        )
+        expected = _BOUND.expected(text)
+        if actual != expected:
+            raise _bound_violation(text, expected, actual, _bound_as_vector(text, expected))
 
     check()
 
@@ -212,10 +274,16 @@ def test_no_result_carries_a_diagnostic_past_the_bound(adapter: Adapter, claim: 
         result = answer["result"] if op == "settle_run" else answer
         if "diagnostic" in result:
             size = len(result["diagnostic"].encode("utf-8"))
-            assert size <= _BOUND.limit, (
-                f"{op} returned a result whose diagnostic has {size} bytes, more than the bound of {_BOUND.limit}; "
-                f"it ends {result['diagnostic'][-60:]!r}"
-            )
+            if size > _BOUND.limit:
+                raise Violation(
+                    ["DIA-021"],
+                    operation=op,
+                    input=request,
+                    expected=f"a diagnostic of at most {_BOUND.limit} UTF-8 bytes",
+                    actual=answer,
+                    detail=f"the diagnostic has {size} UTF-8 bytes, {size - _BOUND.limit} past the bound; "
+                    f"it ends {result['diagnostic'][-60:]!r}",
+                )
 
     check()
 
@@ -231,62 +299,106 @@ def test_failure_line_fields_follow_the_field_table(adapter: Adapter, claim: Cla
     @given(request=format_requests(spec, label, ["failure-line"]))
     def check(request: Json) -> None:
         text = _format(adapter, request)
-        facts = {k: v for k, v in request["facts"].items() if k != "product"}
-        expected = expected_fields(spec, label, facts)
-        assert line_fields(text) == expected, (
-            f"format_diagnostic({request}) gave {text!r}; table failure_line_fields gives the fields "
-            + "; ".join(f"{name}: {value}" for name, value in expected)
-        )
+        _judge(request, text, property_found=True)
         _check_grammar(label, "failure-line", text, request)
 
     check()
 
 
-@requirement("DIA-018", "RED-002", "RED-003")
-@pytest.mark.parametrize("label", PRODUCTS)
-def test_every_text_is_a_sentence_of_the_grammar(adapter: Adapter, claim: Claim, spec: Spec, label: str) -> None:
+def _field_cases() -> list[Any]:
+    """One case per (row of failure_line_fields, product the row names): a failure line of that
+    product with that field observed (an HTTP status only where extraction yields one)."""
+    cases = []
+    for param in row_params(_SPEC, "diagnostic", "failure_line_fields"):
+        row = param.values[0]
+        for label in row["products"]:
+            pairs = stage_categories(_SPEC, label, "run-result")
+            key = FACT_KEYS[row["label"]]
+            if key == "httpStatus":
+                pairs = [(s, c) for s, c in pairs if carries_http_status(_SPEC, label, c)]
+            stage, category = pairs[0]
+            facts: Json = {"product": label, "stage": stage, "category": category}
+            if key in SAMPLE_VALUES:
+                facts[key] = SAMPLE_VALUES[key]
+            request = {"kind": "failure-line", "facts": facts}
+            cases.append(pytest.param(request, id=f"{row['label']}-{product(_SPEC, label).area}", marks=param.marks))
+    return cases
+
+
+@requirement(*FAILURE_LINE)
+@pytest.mark.parametrize("request_", _field_cases())
+def test_every_field_of_the_field_table(adapter: Adapter, claim: Claim, request_: Json) -> None:
+    """Each row of failure_line_fields, for each product it names, printed as the table says."""
+    _claim_product(claim, request_["facts"]["product"])
+    _judge(request_, _format(adapter, request_), property_found=True)
+
+
+@requirement("DIA-018", "RED-002")
+@pytest.mark.parametrize("root", row_params(_SPEC, "diagnostic", "grammar_roots"))
+def test_every_text_is_a_sentence_of_the_grammar(adapter: Adapter, claim: Claim, spec: Spec, root: Json) -> None:
+    """Stratified by grammar root: each (product, kind) row draws only texts of its kind."""
+    label, kind = root["product"], root["kind"]
     _claim_product(claim, label)
 
-    @given(request=format_requests(spec, label))
+    @settings(max_examples=max(5, settings().max_examples // 5))
+    @given(request=format_requests(spec, label, [kind]))
     def check(request: Json) -> None:
-        _check_grammar(label, request["kind"], _format(adapter, request), request)
+        _check_grammar(label, kind, _format(adapter, request), request)
 
     check()
 
 
-@requirement("DIA-001", "DIA-011", "DIA-012", "DIA-015", "DIA-016")
+def _spec_texts(spec: Spec) -> list[str]:
+    """Every provider text the spec writes out: line vectors, outcome vectors' diagnostics and the
+    plain errors, each also cut into its lines, its rejection texts and its process fields."""
+    whole = [expand_text(v["expected"]) for v in spec.table("diagnostic", "line_vectors").rows]
+    for area in ("claude-code", "codex"):
+        vectors = spec.table(area, "outcome_vectors").rows
+        whole += [v["expected"]["diagnostic"] for v in vectors if "diagnostic" in v["expected"]]
+        whole += [str(v) for v in spec.vocabulary(f"{area}.plain_error").values]
+    parts = {"", *whole}
+    prefixes = [p.error_prefix for p in products(spec)]
+    for text in whole:
+        for line in text.split("\n"):
+            parts.add(line)
+            for prefix in prefixes:  # the rejection texts an aggregate is made of, and their lines
+                pieces = [piece if i == 0 else prefix + piece for i, piece in enumerate(line.split("; " + prefix))]
+                parts.update(pieces)
+                parts.update(piece.removeprefix(prefix) for piece in pieces)
+            fields = line.rpartition(")")[0]
+            for label in ("; exit code: ", "; signal: "):
+                if label in fields:
+                    parts.add(fields[fields.index(label) :])
+    return sorted(parts)
+
+
+@requirement("DIA-018")
+@pytest.mark.parametrize("row", row_params(_SPEC, "diagnostic", "grammar"))
+def test_every_grammar_row_generates_texts_of_the_spec(spec: Spec, row: Json) -> None:
+    """The grammar is consumed whole by the root matchers; this reaches each row on its own: the
+    row, compiled alone, accepts at least one text the spec writes out (a vector, a plain error,
+    or a line, rejection text or process-field run cut from one), so no row is dead or wrong."""
+    index = spec.table("diagnostic", "grammar").rows.index(row)
+    matcher = compile_alternative(spec, index)
+    assert any(matcher.matches(text) for text in _spec_texts(spec)), (
+        f"grammar row {index} ({row['symbol']}) accepts no text the spec writes out"
+    )
+
+
+@requirement("DIA-001", "DIA-011", "DIA-012", "DIA-013", "DIA-015", "DIA-016", "DIA-017")
 @pytest.mark.parametrize("label", PRODUCTS)
 def test_texts_compose_from_the_failure_and_permission_lines(
     adapter: Adapter, claim: Claim, spec: Spec, label: str
 ) -> None:
+    """Permission lines, run-result diagnostics and rejection texts are the composition the
+    spec gives (diagnostic.expected_text); a difference is blamed on the rule of its part."""
     _claim_product(claim, label)
-    prefix = product(spec, label).error_prefix
-
-    def line(failure: Json) -> str:
-        return _format(adapter, {"kind": "failure-line", "facts": {"product": label, **failure}})
 
     @given(
         request=format_requests(spec, label, ["permission-line", "run-result", "start-rejection", "dispose-rejection"])
     )
     def check(request: Json) -> None:
-        kind, facts = request["kind"], request["facts"]
-        text = _format(adapter, request)
-        if kind == "permission-line":  # the composed kinds' own shape is the grammar test's
-            _check_grammar(label, kind, text, request)
-            parts = [label, facts["mode"], facts["request"], facts["decision"], facts["reason"]]
-            assert text.startswith(label) and text.endswith(facts["reason"]) and in_order(text, parts), (
-                f"format_diagnostic({request}) gave {text!r}, which does not name the facts' row and mode"
-            )
-            return
-        if kind == "run-result":
-            failure = {k: v for k, v in facts.items() if k not in ("product", "permission")}
-            expected = line(failure)
-            if "permission" in facts:
-                permission = {"kind": "permission-line", "facts": {"product": label, **facts["permission"]}}
-                expected += PERMISSION_SEPARATOR + _format(adapter, permission)
-        else:
-            expected = AGGREGATE_SEPARATOR.join(prefix + line(failure) for failure in facts["failures"])
-        assert text == expected, f"format_diagnostic({request}) gave {text!r}; composed from its lines: {expected!r}"
+        _judge(request, _format(adapter, request), property_found=True)
 
     check()
 
@@ -294,16 +406,42 @@ def test_texts_compose_from_the_failure_and_permission_lines(
 # ---------------------------------------------------------------- snapshots
 
 
+def _stage_row(label: str, stage: str) -> tuple[str, int]:
+    """The product's stages row a snapshot reaches: every stage of both stages tables."""
+    area = product(_SPEC, label).area
+    rows = _SPEC.table(area, "stages").rows
+    return f"{area}.stages", next(i for i, row in enumerate(rows) if row["stage"] == stage)
+
+
 @requirement(*FAILURE_LINE, "DIA-015", "DIA-016")
 @pytest.mark.parametrize(
     ("label", "stage", "category"),
-    [pytest.param(label, stage, category, id=case) for case, label, stage, category in snapshot_cases(_SPEC)],
+    [
+        pytest.param(label, stage, category, id=case, marks=pytest.mark.reaches(*_stage_row(label, stage)))
+        for case, label, stage, category in snapshot_cases(_SPEC)
+    ],
 )
 def test_snapshot_of_every_stage_and_category(
     adapter: Adapter, claim: Claim, spec: Spec, snapshot: SnapshotAssertion, label: str, stage: str, category: str
 ) -> None:
+    """The committed snapshot of every text of the pair. A mismatch is blamed by comparing each
+    text with the spec's oracle (the rule of the differing part), and shows the snapshot diff."""
     _claim_product(claim, label)
-    texts = {
-        name: _format(adapter, request) for name, request in snapshot_requests(spec, label, stage, category).items()
-    }
-    assert texts == snapshot
+    requests = snapshot_requests(spec, label, stage, category)
+    texts = {name: _format(adapter, request) for name, request in requests.items()}
+    if snapshot == texts:
+        return
+    diff = "\n".join(snapshot.get_assert_diff())
+    for name, request in requests.items():
+        try:
+            _judge(request, texts[name])
+        except Violation as found:
+            raise Violation(
+                found.requirements,
+                operation="format_diagnostic",
+                input=request,
+                expected=found.expected,
+                actual=found.actual,
+                sections={f"snapshot difference ({name})": diff},
+            ) from None
+    raise AssertionError(f"the texts agree with the spec's oracle but not with the committed snapshot:\n{diff}")
