@@ -141,11 +141,14 @@ def verdict(summary: dict[str, int], exit_status: int) -> str:
 
 
 def _message(entry: dict[str, Any], report: pytest.TestReport) -> str:
-    """One line: what the failure shows, by requirement, else pytest's first error line."""
+    """One line: what the failure shows, by requirement, and its first located difference (or the
+    error an adapter raised), else pytest's first error line."""
     if entry.get("attribution") == "exact":
-        shown = [", ".join(r["id"] for r in f["requirements"]) for f in entry["failures"]]
-        where = [f["operation"] for f in entry["failures"] if f.get("operation")]
-        return f"violates {'; '.join(shown)}" + (f" (operation {', '.join(dict.fromkeys(where))})" if where else "")
+        first = entry["failures"][0]
+        shown = ", ".join(dict.fromkeys(r["id"] for f in entry["failures"] for r in f["requirements"]))
+        where = f" (operation {first['operation']})" if first.get("operation") else ""
+        detail = " ".join(str(first.get("difference", "")).split())
+        return f"violates {shown}{where}" + (f": {detail}" if detail else "")[:400]
     return _first_line(report.longreprtext)
 
 
