@@ -38,6 +38,10 @@ def _vector_marks(vector: Json) -> list[pytest.MarkDecorator]:
     return [requirement("SEL-027", *vector["covers"]), *(pytest.mark.reaches(t, i) for t, i in reached)]
 
 
+def _probe(adapter: Adapter, binding: str) -> Callable[[list[Json]], Any]:
+    return lambda steps: adapter.call("select_output", {"binding": binding, "events": [s["event"] for s in steps]})
+
+
 def _events(steps: list[Json]) -> list[Json] | None:
     events = [step["event"] for step in steps if "event" in step]
     return events if len(events) == len(steps) else None
@@ -50,7 +54,8 @@ def test_golden_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: Json)
     check_folded(spec, binding, steps, adapter.call("fold_output", {"binding": binding, "steps": steps}))
     events = _events(steps)
     if events is not None and binding in EVENT_BINDINGS:
-        check_selected(spec, binding, steps, adapter.call("select_output", {"binding": binding, "events": events}))
+        actual = adapter.call("select_output", {"binding": binding, "events": events})
+        check_selected(spec, binding, steps, actual, probe=_probe(adapter, binding))
 
 
 SELECTION_RULE = [f"SEL-{n:03d}" for n in range(1, 15)]
@@ -64,7 +69,7 @@ def test_select_output_follows_the_rule(adapter: Adapter, claim: Claim, spec: Sp
     @given(steps=steps_for(binding))
     def check(steps: list[Json]) -> None:
         actual = adapter.call("select_output", {"binding": binding, "events": [s["event"] for s in steps]})
-        check_selected(spec, binding, steps, actual)
+        check_selected(spec, binding, steps, actual, probe=_probe(adapter, binding))
 
     check()
 
