@@ -107,7 +107,7 @@ class _Writer:
 @st.composite
 def blocks(draw: st.DrawFn, call_counter: list[int]) -> Block:
     kind = draw(st.sampled_from(["text", "text", "reasoning", "tool-call"]))
-    deltas = draw(st.lists(delta_text, min_size=0, max_size=4))
+    deltas = draw(st.lists(delta_text, min_size=0, max_size=3))
     if kind != "tool-call":
         return Block(kind, deltas)
     return _tool_call(draw, call_counter, deltas)
@@ -127,7 +127,7 @@ def _tool_call(draw: st.DrawFn, call_counter: list[int], deltas: list[str] | Non
 def attempts(draw: st.DrawFn, finish: str, counter: list[int]) -> Attempt:
     """One model attempt that ends with ``finish``: a stop carries no tool call, a tool-calls
     finish at least one."""
-    found = draw(st.lists(blocks(counter), max_size=4))
+    found = draw(st.lists(blocks(counter), max_size=3))
     if finish == "stop":
         found = [b for b in found if b.kind != "tool-call"]
     elif finish == "tool-calls" and not any(b.kind == "tool-call" for b in found):
@@ -154,11 +154,11 @@ def turn_model(draw: st.DrawFn, end: str | None, counter: list[int]) -> Turn:
     final = draw(st.sampled_from(finals))
     if not final:
         return Turn([], end)
-    earlier = draw(st.lists(steps("tool-calls", counter), max_size=2))
+    earlier = draw(st.lists(steps("tool-calls", counter), max_size=1))
     return Turn([*earlier, draw(steps(final, counter))], end)
 
 
-def closed_turns(counter: list[int], max_size: int = 3) -> st.SearchStrategy[list[Turn]]:
+def closed_turns(counter: list[int], max_size: int = 2) -> st.SearchStrategy[list[Turn]]:
     kinds = st.sampled_from([*TURN_ENDINGS, *TURN_ENDINGS, *UNKNOWN_TURN_ENDS])
     return st.lists(kinds.flatmap(lambda kind: turn_model(kind, counter)), max_size=max_size)
 
