@@ -100,7 +100,9 @@ def expected_settlement(spec: Spec, request: Json, bound: Callable[[str], Any]) 
     return {"result": result, "end": end}
 
 
-def diagnose_settlement(spec: Spec, request: Json, expected: Json, actual: Any) -> list[str]:
+def diagnose_settlement(
+    spec: Spec, request: Json, expected: Json, actual: Any, probe: Callable[[Json], Any] | None = None
+) -> list[str]:
     """Which requirements the differences between ``actual`` and ``expected`` show, field by field."""
     if (
         not isinstance(actual, dict)
@@ -108,7 +110,7 @@ def diagnose_settlement(spec: Spec, request: Json, expected: Json, actual: Any) 
         or not isinstance(actual.get("end"), dict)
     ):
         return ["RES-001"]
-    table, _row, rule = _path(spec, request)
+    _table, _row, rule = _path(spec, request)
     want, got = expected["result"], actual["result"]
     end_want, end_got = expected["end"], actual["end"]
     ids: list[str] = []
@@ -123,7 +125,7 @@ def diagnose_settlement(spec: Spec, request: Json, expected: Json, actual: Any) 
         over = isinstance(got.get("diagnostic"), str) and len(got["diagnostic"].encode("utf-8")) > _LIMIT
         ids.append("DIA-021" if over else rule)
     if got.get("output") != want["output"]:
-        ids.append(_output_requirement(spec, request, want, got, rule, table))
+        ids.append(_output_requirement(spec, request, got, rule, probe))
     if "diagnostic" in end_got or (
         isinstance(diagnostic, str) and diagnostic and diagnostic in json.dumps(end_got, ensure_ascii=False)
     ):
@@ -143,40 +145,45 @@ def diagnose_settlement(spec: Spec, request: Json, expected: Json, actual: Any) 
     return list(dict.fromkeys(ids)) or [rule]
 
 
-def _output_requirement(spec: Spec, request: Json, want: Json, got: Json, rule: str, table: str) -> str:
+def _output_requirement(spec: Spec, request: Json, got: Json, rule: str, probe: Callable[[Json], Any] | None) -> str:
     output = got.get("output")
     if not isinstance(output, list):
         return "RES-001"
     if rule in ("RES-014", "RES-015"):  # withheld, or the attempt's own output
         return rule
-    diagnostic = request.get("attempt", {}).get("diagnostic") or request.get("attempt", {}).get("result", {}).get(
-        "diagnostic"
-    )
+    attempt = request.get("attempt", {})
+    diagnostic = attempt.get("diagnostic") or attempt.get("result", {}).get("diagnostic")
     if diagnostic and diagnostic in json.dumps(output, ensure_ascii=False):
         return "RES-008"
     if request["boundary"] and output == selection_of(spec, request, own=False):
         return "RES-003"
-    if rule == "RES-016" and output == request["attempt"].get("result", {}).get("output"):
-        return "RES-016"
-    return _selection_requirement(spec, request, output)
+    blamed = _selection_requirement(spec, request, output, probe)
+    returned = attempt.get("result", {}).get("output")
+    if blamed == "RES-002" and rule == "RES-016" and output == returned:
+        return "RES-016"  # the fold is right, but the cancelled run took the attempt's output
+    return blamed
 
 
-def _selection_requirement(spec: Spec, request: Json, output: list[Json]) -> str:
-    """A wrong output on a path whose output is the selection: the selection rule the output
-    breaks (the settlement of a run whose fold errs is right about the fold), or RES-002 when
-    no selection rule explains it (an output dropped or changed on the way to the result)."""
+def _selection_requirement(spec: Spec, request: Json, output: list[Json], probe: Callable[[Json], Any] | None) -> str:
+    """A wrong output on a path whose output is the selection. ``probe`` asks the adapter for
+    its own selection over the run's own steps: when that is wrong too, the selection rule it
+    breaks is blamed (the settlement of a wrong fold is right about the fold); when it is
+    right, the settlement lost it on the way to the result (RES-002)."""
     own = request["steps"][request["boundary"] :]
+    expected = oracle_values(spec, request["binding"], own)[-1] if own else None
+    if probe is not None and own:
+        selected = probe(request)
+        if selected != expected:
+            return diagnose(spec, request["binding"], own, selected)[0][0]
+        return "RES-002"
     oracle = SelectionOracle(spec, request["binding"])
     for step in own:
         oracle.push(step)
-    if output == []:
-        if oracle.empty_messages:
-            return "SEL-003"
-        if oracle.message is None:
-            return "SEL-008"
-        return "RES-002"
-    ids, _why = diagnose(spec, request["binding"], own, output) if own else (["RES-002"], "")
-    return ids[0]
+    if output == [] and oracle.empty_messages:
+        return "SEL-003"
+    if output == [] and oracle.message is None:
+        return "SEL-008"
+    return diagnose(spec, request["binding"], own, output)[0][0] if own and output else "RES-002"
 
 
 def as_settle_vector(covers: list[str], request: Json, expected: Json) -> str:
@@ -205,9 +212,13 @@ def as_settle_vector(covers: list[str], request: Json, expected: Json) -> str:
     return "\n".join(lines)
 
 
-def check_settlement(spec: Spec, request: Json, expected: Json, actual: Any) -> None:
+def check_settlement(
+    spec: Spec, request: Json, expected: Json, actual: Any, probe: Callable[[Json], Any] | None = None
+) -> None:
+    """settle_run's answer against the spec's; ``probe`` gives the adapter's own selection over
+    the run's own steps (its fold), to tell a selection bug from a settlement bug."""
     if actual != expected:
-        ids = diagnose_settlement(spec, request, expected, actual)
+        ids = diagnose_settlement(spec, request, expected, actual, probe)
         raise Violation(
             ids,
             operation="settle_run",
