@@ -1,4 +1,14 @@
-"""Strategies and the oracle for settle_run and render_tool_result, built from spec/results.yaml."""
+"""Hypothesis strategies for settle_run and render_tool_result, inside the operations' domains.
+
+Each settle_run input is drawn for one row (and column) of a stop-reason table, so that every
+cell is checked in every run, and its turn facts have one source of truth: ``turnEnd`` (and
+``droppedUnrun``) are what a harness folding the run's own log finds there (the last turn/end
+that closed over work; accepted work cancelled unrun after it), as upstream's foldConsumedWork
+does. Bindings follow the drivers that have them: text-stream is an out-of-process transport
+(ACP) only. A returned out-of-process result is one a provider can return: a diagnostic only
+with a stop reason that carries one (never completed or aborted: DIA-014, RES-015). The
+oracle and the diagnosis live in conformance/results_oracle.py.
+"""
 
 from __future__ import annotations
 
@@ -6,24 +16,46 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.selection import delta_text, oracle_values, steps_for
+from conformance.results_oracle import (
+    check_rendering,
+    check_settlement,
+    expected_rendering,
+    expected_settlement,
+)
+from conformance.selection import NONE, UNKNOWN_TURN_ENDS, delta_text, run_logs, steps_for
+from conformance.spec import Spec
+
+__all__ = [
+    "check_rendering",
+    "check_settlement",
+    "content_blocks",
+    "diagnostic_stop_reasons",
+    "expected_rendering",
+    "expected_settlement",
+]
 
 Json = dict[str, Any]
 
-# Stop reasons outside the contract's five: the union is merge-extensible.
-_ODD_STOP_REASONS = st.sampled_from(["paused", "frobnicated", "", "Completed", "error "])
+#: Stop reasons a returned result may carry beyond the contract's five (the union is
+#: merge-extensible; upstream's own tests use these two).
+EXTENSION_STOP_REASONS = ("paused", "frobnicated")
 
 
-def turn_ends(spec: Any) -> st.SearchStrategy[str | None]:
-    """A turn/end reason kind: every declared kind ("none" is no turn, null), and unknown ones."""
-    kinds = [k for k in spec.vocabulary("results.turn_end_kind").values if k not in ("none", "unknown")]
-    return st.one_of(st.sampled_from(kinds), st.none(), st.sampled_from(["timeout", "Completed", "paused"]))
+def diagnostic_stop_reasons(spec: Spec) -> list[str]:
+    """The stop reasons a result with a diagnostic can have: every one but completed and
+    aborted (a success and a local cancellation expose no failure facts: DIA-014)."""
+    silent = {"completed", "aborted"}
+    named = [str(s) for s in spec.vocabulary("results.stop_reason").values]
+    return [s for s in named if s not in silent] + list(EXTENSION_STOP_REASONS)
 
 
-def diagnostics() -> st.SearchStrategy[str]:
-    """Provider diagnostics, short and far past the 4096-byte bound."""
+def diagnostics(max_bytes: int | None = None) -> st.SearchStrategy[str]:
+    """Provider diagnostics: short ones, and (unless ``max_bytes``) ones far past the bound."""
+    short = st.text(max_size=40)
+    if max_bytes is not None:
+        return short.filter(lambda text: len(text.encode("utf-8")) <= max_bytes)
     unit = st.sampled_from(["x", "é", "权限", "😀", "\n", "Product subagent failure"])
-    return st.one_of(st.text(max_size=40), st.builds(lambda u, n: u * n, unit, st.integers(1000, 4200)))
+    return st.one_of(short, st.builds(lambda u, n: u * n, unit, st.integers(1000, 4200)))
 
 
 def content_blocks() -> st.SearchStrategy[list[Json]]:
@@ -35,104 +67,100 @@ def content_blocks() -> st.SearchStrategy[list[Json]]:
     return st.lists(block, max_size=4)
 
 
-def subagent_results(spec: Any) -> st.SearchStrategy[Json]:
-    stop = st.one_of(st.sampled_from(list(spec.vocabulary("results.stop_reason").values)), _ODD_STOP_REASONS)
-    with_diag = st.builds(
-        lambda o, s, d: {"output": o, "stopReason": s, "diagnostic": d}, content_blocks(), stop, diagnostics()
-    )
-    without = st.builds(lambda o, s: {"output": o, "stopReason": s}, content_blocks(), stop)
-    return st.one_of(with_diag, without)
+@st.composite
+def subagent_results(
+    draw: st.DrawFn, spec: Spec, stop: str | None = None, diagnostic: bool | None = None, max_bytes: int | None = None
+) -> Json:
+    """A SubagentResult a provider can return (``stop`` and ``diagnostic`` fix what they name)."""
+    reasons = [*(str(s) for s in spec.vocabulary("results.stop_reason").values), *EXTENSION_STOP_REASONS]
+    stop_reason = stop if stop is not None else draw(st.sampled_from(reasons))
+    result: Json = {"output": draw(content_blocks()), "stopReason": stop_reason}
+    carries = stop_reason in diagnostic_stop_reasons(spec) or stop_reason not in reasons
+    if carries and (diagnostic if diagnostic is not None else draw(st.booleans())):
+        result["diagnostic"] = draw(diagnostics(max_bytes))
+    return result
+
+
+def _event_binding() -> st.SearchStrategy[str]:
+    return st.sampled_from(["chunk-events", "embedded-stream"])
+
+
+def _turn_end(draw: st.DrawFn, kind: str) -> str:
+    """A turn/end kind of table row ``kind``: an unknown string for row unknown."""
+    return draw(st.sampled_from(UNKNOWN_TURN_ENDS)) if kind == "unknown" else kind
 
 
 @st.composite
-def settle_requests(draw: st.DrawFn, spec: Any) -> Json:
-    """A settle_run input for any of the three paths, over a generated child log."""
-    binding = draw(st.sampled_from(list(spec.vocabulary("selection.binding").values)))
+def one_shot_requests(draw: st.DrawFn, kind: str, cancelled: bool) -> Json:
+    """An in-process one-shot run whose own log's last turn end is row ``kind``."""
+    binding = draw(_event_binding())
+    log = draw(run_logs(binding, NONE if kind == "none" else _turn_end(draw, kind), prefix=draw(st.booleans())))
+    return {
+        "binding": binding,
+        "shape": "one-shot",
+        "driver": "in-process",
+        "steps": [{"event": e} for e in log.events],
+        "boundary": log.boundary,
+        "turnEnd": log.turn_end,
+        "cancelled": cancelled,
+    }
+
+
+@st.composite
+def continuable_requests(draw: st.DrawFn, kind: str, dropped: bool, teardown_failed: bool = False) -> Json:
+    """A continuable epoch whose own log's last turn end is row ``kind``; earlier epochs before
+    the boundary, and the cancellation of unrun work logged after its turns when ``dropped``."""
+    binding = draw(_event_binding())
+    ending = NONE if kind == "none" else _turn_end(draw, kind)
+    log = draw(run_logs(binding, ending, dropped_unrun=dropped, prefix=draw(st.booleans())))
+    return {
+        "binding": binding,
+        "shape": "continuable",
+        "driver": "in-process",
+        "steps": [{"event": e} for e in log.events],
+        "boundary": log.boundary,
+        "turnEnd": log.turn_end,
+        "droppedUnrun": log.dropped_unrun,
+        "teardownFailed": teardown_failed,
+    }
+
+
+@st.composite
+def out_of_process_requests(draw: st.DrawFn, spec: Spec, outcome: str, cancelled: bool) -> Json:
+    """An out-of-process run whose attempt settled ``outcome`` (row of out_of_process_settlement)."""
+    binding = draw(st.sampled_from([str(b) for b in spec.vocabulary("selection.binding").values]))
     steps = draw(steps_for(binding))
-    request: Json = {"binding": binding, "steps": steps, "boundary": draw(st.integers(0, len(steps)))}
-    path = draw(st.sampled_from(["one-shot", "continuable", "out-of-process"]))
-    if path == "one-shot":
-        request.update(
-            shape="one-shot", driver="in-process", turnEnd=draw(turn_ends(spec)), cancelled=draw(st.booleans())
-        )
-    elif path == "continuable":
-        request.update(
-            shape="continuable",
-            driver="in-process",
-            turnEnd=draw(turn_ends(spec)),
-            droppedUnrun=draw(st.booleans()),
-            teardownFailed=draw(st.booleans()),
-        )
+    if outcome == "returned":
+        attempt: Json = {"outcome": "returned", "result": draw(subagent_results(spec))}
     else:
-        attempt = draw(
-            st.one_of(
-                st.builds(lambda r: {"outcome": "returned", "result": r}, subagent_results(spec)),
-                st.just({"outcome": "rejected"}),
-                st.builds(lambda d: {"outcome": "rejected", "diagnostic": d}, diagnostics()),
-            )
+        attempt = {"outcome": "rejected"}
+        if draw(st.booleans()):
+            attempt["diagnostic"] = draw(diagnostics())
+    return {
+        "binding": binding,
+        "shape": "one-shot",
+        "driver": "out-of-process",
+        "steps": steps,
+        # A backend folds what the child published to it; events are the child's own.
+        "boundary": 0,
+        "cancelled": cancelled,
+        "attempt": attempt,
+    }
+
+
+@st.composite
+def rendered_results(draw: st.DrawFn, spec: Spec, stop: str | None, diagnostic: bool, text: bool) -> Json:
+    """A result settlement can produce, for one headline row (``stop``; None for a stop reason
+    outside the contract's five), with or without a diagnostic and partial text."""
+    stop_reason = stop if stop is not None else draw(st.sampled_from([*EXTENSION_STOP_REASONS, "Completed", "error "]))
+    output = draw(content_blocks())
+    if text and not "".join(b["text"] for b in output if b["type"] == "text"):
+        output.append({"type": "text", "text": draw(st.text(min_size=1, max_size=8))})
+    if not text:
+        output = [b for b in output if b["type"] != "text"] + draw(
+            st.lists(st.just({"type": "text", "text": ""}), max_size=1)
         )
-        request.update(shape="one-shot", driver="out-of-process", cancelled=draw(st.booleans()), attempt=attempt)
-    return request
-
-
-def _kind(spec: Any, turn_end: str | None) -> str:
-    if turn_end is None:
-        return "none"
-    return turn_end if turn_end in spec.vocabulary("results.turn_end_kind").values else "unknown"
-
-
-def expected_settlement(spec: Any, request: Json, bound: Any) -> Json:
-    """The spec's answer for a settle_run input; ``bound`` is the (separately checked) diagnostic bound."""
-    own = request["steps"][request["boundary"] :]
-    selected = oracle_values(spec, request["binding"], own)[-1] if own else None
-    collected = selected if selected is not None else []
-    kind = _kind(spec, request.get("turnEnd"))
-    if request["driver"] == "out-of-process":
-        attempt = request["attempt"]
-        [row] = [
-            r
-            for r in spec.table("results", "out_of_process_settlement").rows
-            if r["attempt"] == attempt["outcome"] and r["cancelled"] == request["cancelled"]
-        ]
-        source = attempt.get("result", {})
-        result: Json = {
-            "output": source["output"] if row["output"] == "attempt" else collected,
-            "stopReason": row["stop_reason"] or source["stopReason"],
-        }
-        diagnostic = {"attempt": source.get("diagnostic"), "collected": attempt.get("diagnostic"), "none": None}[
-            row["diagnostic"]
-        ]
-        if diagnostic is not None:
-            result["diagnostic"] = bound(diagnostic)
-    elif request["shape"] == "continuable":
-        if request["teardownFailed"]:
-            result = {"output": [], "stopReason": "error"}
-        else:
-            [row] = [r for r in spec.table("results", "continuable_stop_reasons").rows if r["turn_end"] == kind]
-            result = {"output": collected, "stopReason": row["dropped" if request["droppedUnrun"] else "kept"]}
-    else:
-        [row] = [r for r in spec.table("results", "one_shot_stop_reasons").rows if r["turn_end"] == kind]
-        result = {"output": collected, "stopReason": row["cancelled" if request["cancelled"] else "recorded"]}
-    end: Json = {"stopReason": result["stopReason"]}
-    if result["output"]:
-        end["lastAssistantMessage"] = result["output"]
-    return {"result": result, "end": end}
-
-
-def expected_rendering(spec: Any, result: Json) -> Json:
-    """The parent's tool result, assembled from the headlines and render_fragments tables."""
-    fragments = {row["name"]: row["text"] for row in spec.table("results", "render_fragments").rows}
-    headlines = {row["stop_reason"]: row["headline"] for row in spec.table("results", "headlines").rows}
-    text = "".join(b["text"] for b in result["output"] if b["type"] == "text")
-    stop = result["stopReason"]
-    if stop in headlines and headlines[stop] is None:
-        return {"isError": False, "text": text}
-    headline = headlines.get(stop) or (
-        fragments["abnormal_headline_open"] + stop + fragments["abnormal_headline_close"]
-    )
-    message = headline
-    if "diagnostic" in result:
-        message += fragments["diagnostic_prefix"] + result["diagnostic"]
-    if text:
-        message += fragments["partial_prefix"] + text
-    return {"isError": True, "text": fragments["error_prefix"] + message}
+    result: Json = {"output": output, "stopReason": stop_reason}
+    if diagnostic:
+        result["diagnostic"] = draw(diagnostics(max_bytes=4096))
+    return result

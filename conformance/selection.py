@@ -1,28 +1,61 @@
 """Hypothesis strategies for child event logs, in both session formats.
 
-A log is generated from a model of what the child did — turns of steps, each step a
-model attempt with text, reasoning and tool-call blocks that ends stopped, with tool
-calls, at max tokens, cancelled or failed — and then written out the way the agent loop
-writes it for the binding under test (``assistant/chunk`` events, or streams embedded in
-``assistant/message`` / ``assistant/attempt``). The expected output is not computed
-here: the tests take it from the oracle, which is built from the spec's tables.
+A log is generated from a model of what the child did, and reads like one the agent loop
+writes: turns (``turn/start``, the inbox claim of the turn's input, ``turn/end``) of steps
+(``step/start`` … ``step/end``), each step one or more model attempts (failed attempts are
+retried) with text, reasoning and tool-call blocks. A turn's ending agrees with its last
+attempt: completed after a stop, max-tokens after a truncated attempt, aborted or interrupted
+after a cancelled one, error after a failure, blocked before any step. Each attempt is written
+the way the loop writes it for the binding under test (``assistant/chunk`` events, or streams
+embedded in ``assistant/message`` / ``assistant/attempt``). The expected output is not
+computed here: the tests take it from the oracle (conformance/selection_oracle.py).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.blame import Violation, difference
+from conformance.selection_oracle import (
+    SelectionOracle,
+    as_golden_vector,
+    assert_selection,
+    check_folded,
+    check_selected,
+    oracle_values,
+)
+
+__all__ = [
+    "SelectionOracle",
+    "as_golden_vector",
+    "assert_selection",
+    "check_folded",
+    "check_selected",
+    "oracle_values",
+]
 
 Json = dict[str, Any]
 
 # Text a child might stream: ASCII, whitespace of several kinds, CJK, accents, emoji.
 _ALPHABET = st.sampled_from(list("ab z.\n\t") + ["\u00a0", "é", "权", "限", "😀", "\u3000", "\u200b", "\ufeff"])
 delta_text = st.one_of(st.just(""), st.text(_ALPHABET, min_size=1, max_size=6))
+
+#: The turn end kinds a log can record, with the final attempt finishes that lead to them
+#: ("" = the turn may end before any step).
+TURN_ENDINGS: dict[str, tuple[str, ...]] = {
+    "completed": ("stop",),
+    "max-tokens": ("max-tokens",),
+    "aborted": ("cancelled", ""),
+    "interrupted": ("cancelled", ""),
+    "error": ("failed", ""),
+    "blocked": ("",),
+}
+#: Kinds outside the contract's vocabulary (the reason union is merge-extensible).
+UNKNOWN_TURN_ENDS = ("timeout", "paused", "frobnicated")
+ANY = "any"  # a run_log ending: whatever the model draws
+NONE = "none"  # a run_log ending: no turn/end is consumed (nothing ran, or the last turn is still open)
 
 
 @dataclass
@@ -40,10 +73,21 @@ class Block:
 
 
 @dataclass
-class Step:
+class Attempt:
     blocks: list[Block]
     finish: str  # "stop" | "tool-calls" | "max-tokens" | "cancelled" | "failed"
     usage: bool = True
+
+
+@dataclass
+class Step:
+    attempts: list[Attempt]  # failed, retried attempts, then the one that settled the step
+
+
+@dataclass
+class Turn:
+    steps: list[Step]
+    end: str | None  # the turn/end reason kind, None while the turn is still open
 
 
 @dataclass
@@ -52,6 +96,7 @@ class _Writer:
     events: list[Json] = field(default_factory=list)
     seq: int = 0
     time: int = 1_786_348_800_000
+    turn: int = 0
 
     def emit(self, kind: str, data: Json, **extra: Any) -> None:
         self.seq += 1
@@ -62,61 +107,60 @@ class _Writer:
 @st.composite
 def blocks(draw: st.DrawFn, call_counter: list[int]) -> Block:
     kind = draw(st.sampled_from(["text", "text", "reasoning", "tool-call"]))
-    deltas = draw(st.lists(delta_text, min_size=0, max_size=4))
+    deltas = draw(st.lists(delta_text, min_size=0, max_size=3))
     if kind != "tool-call":
         return Block(kind, deltas)
+    return _tool_call(draw, call_counter, deltas)
+
+
+def _tool_call(draw: st.DrawFn, call_counter: list[int], deltas: list[str] | None = None) -> Block:
     call_counter[0] += 1
     return Block(
-        kind, deltas or ["{}"], call_id=f"call_{call_counter[0]}", name=draw(st.sampled_from(["read", "todo_write"]))
+        "tool-call",
+        deltas or ["{}"],
+        call_id=f"call_{call_counter[0]}",
+        name=draw(st.sampled_from(["read", "todo_write"])),
     )
 
 
 @st.composite
-def turns(draw: st.DrawFn) -> list[list[Step]]:
-    counter = [0]
-    finish = st.sampled_from(["stop", "tool-calls", "max-tokens", "max-tokens", "cancelled", "failed"])
-    step = st.builds(Step, st.lists(blocks(counter), max_size=4), finish, st.booleans())
-    return draw(st.lists(st.lists(step, min_size=1, max_size=4), min_size=0, max_size=3))
+def attempts(draw: st.DrawFn, finish: str, counter: list[int]) -> Attempt:
+    """One model attempt that ends with ``finish``: a stop carries no tool call, a tool-calls
+    finish at least one."""
+    found = draw(st.lists(blocks(counter), max_size=3))
+    if finish == "stop":
+        found = [b for b in found if b.kind != "tool-call"]
+    elif finish == "tool-calls" and not any(b.kind == "tool-call" for b in found):
+        found.append(_tool_call(draw, counter))
+    return Attempt(found, finish, draw(st.booleans()))
 
 
-def _chunks(step: Step) -> list[Json]:
-    out: list[Json] = []
-    for index, block in enumerate(step.blocks):
-        out.append({"type": "block-start", "index": index, "blockType": block.kind})
-        for delta in block.deltas:
-            if block.kind == "tool-call":
-                out.append(
-                    {
-                        "type": "tool-call-delta",
-                        "index": index,
-                        "id": block.call_id,
-                        "name": block.name,
-                        "argumentsDelta": delta,
-                    }
-                )
-            else:
-                out.append({"type": f"{block.kind}-delta", "index": index, "text": delta})
-        if step.finish != "cancelled":
-            out.append({"type": "block-end", "index": index, "block": block.assembled()})
-    if step.usage:
-        out.append({"type": "usage", "usage": {"inputTokens": 20, "outputTokens": 9}})
-    if step.finish in ("stop", "tool-calls", "max-tokens"):
-        out.append({"type": "finish", "reason": {"kind": step.finish}})
-    elif step.finish == "failed":
-        out.append({"type": "finish", "reason": {"kind": "error", "failure": {"message": "upstream 500"}}})
-    return out
+@st.composite
+def steps(draw: st.DrawFn, finish: str, counter: list[int]) -> Step:
+    """A step whose settling attempt ends with ``finish``, after up to one failed, retried attempt."""
+    retried = draw(st.lists(attempts("failed", counter), max_size=1)) if finish != "failed" else []
+    return Step([*retried, draw(attempts(finish, counter))])
 
 
-def _content(step: Step) -> list[Json] | None:
-    """The message the loop appends for a step, or None when it appends none."""
-    if step.finish in ("stop", "tool-calls"):
-        return [b.assembled() for b in step.blocks]
-    if step.finish == "max-tokens":  # the assembler drops every tool call: maybe nothing is left
-        return [b.assembled() for b in step.blocks if b.kind != "tool-call"]
-    if step.finish == "cancelled":
-        visible = [b.assembled() for b in step.blocks if b.kind != "tool-call" and "".join(b.deltas).strip()]
-        return visible or None
-    return None
+@st.composite
+def turn_model(draw: st.DrawFn, end: str | None, counter: list[int]) -> Turn:
+    """A turn that ends ``end`` (a kind, or None for a turn still open when the run settled)."""
+    if end is None:
+        finals: tuple[str, ...] = ("cancelled", "failed")
+    elif end in TURN_ENDINGS:
+        finals = TURN_ENDINGS[end]
+    else:  # an unknown kind: any ending a model attempt can have
+        finals = ("stop", "max-tokens", "cancelled", "failed")
+    final = draw(st.sampled_from(finals))
+    if not final:
+        return Turn([], end)
+    earlier = draw(st.lists(steps("tool-calls", counter), max_size=1))
+    return Turn([*earlier, draw(steps(final, counter))], end)
+
+
+def closed_turns(counter: list[int], max_size: int = 2) -> st.SearchStrategy[list[Turn]]:
+    kinds = st.sampled_from([*TURN_ENDINGS, *TURN_ENDINGS, *UNKNOWN_TURN_ENDS])
+    return st.lists(kinds.flatmap(lambda kind: turn_model(kind, counter)), max_size=max_size)
 
 
 def _pack(chunks: list[Json], cuts: list[bool], time0: int) -> list[Json]:
@@ -172,80 +216,187 @@ def _pack(chunks: list[Json], cuts: list[bool], time0: int) -> list[Json]:
 
 
 _AUXILIARY: list[tuple[str, Json]] = [
-    ("request/header", {"model": "deepseek-v4-flash"}),
-    ("system/message", {"text": "auxiliary"}),
-    ("agent/inbox/spliced", {"count": 1}),
-    ("approval/policy", {"mode": "never"}),
+    (
+        "request/header",
+        {"header": {"config": {"provider": "deepseek-official", "model": "deepseek-v4-flash"}}, "reason": "initial"},
+    ),
+    ("request/context", {"provider": "deepseek-official", "model": "deepseek-v4-flash"}),
+    ("session/title", {"title": "A child task", "messageSeqs": [1], "source": {"kind": "fallback"}}),
 ]
+_CLAIM: Json = {"target": "next-turn", "start": 0, "removedCount": 1, "inserted": []}
+_DROPPED: Json = {"target": "next-turn", "start": 0, "removedCount": 1, "inserted": [], "outcome": "canceled"}
+
+
+def _chunks(attempt: Attempt) -> list[Json]:
+    out: list[Json] = []
+    last = len(attempt.blocks) - 1
+    for index, block in enumerate(attempt.blocks):
+        out.append({"type": "block-start", "index": index, "blockType": block.kind})
+        for delta in block.deltas:
+            if block.kind == "tool-call":
+                out.append(
+                    {
+                        "type": "tool-call-delta",
+                        "index": index,
+                        "id": block.call_id,
+                        "name": block.name,
+                        "argumentsDelta": delta,
+                    }
+                )
+            else:
+                out.append({"type": f"{block.kind}-delta", "index": index, "text": delta})
+        # A cancelled attempt leaves its blocks open; a failed one breaks off inside its last block.
+        if attempt.finish != "cancelled" and not (attempt.finish == "failed" and index == last):
+            out.append({"type": "block-end", "index": index, "block": block.assembled()})
+    if attempt.usage:
+        out.append({"type": "usage", "usage": {"inputTokens": 20, "outputTokens": 9}})
+    if attempt.finish in ("stop", "tool-calls", "max-tokens"):
+        out.append({"type": "finish", "reason": {"kind": attempt.finish}})
+    elif attempt.finish == "failed":
+        out.append({"type": "finish", "reason": {"kind": "error", "failure": {"message": "upstream 500"}}})
+    return out
+
+
+def _content(attempt: Attempt) -> list[Json] | None:
+    """The message the loop appends for an attempt, or None when it appends none."""
+    if attempt.finish in ("stop", "tool-calls"):
+        return [b.assembled() for b in attempt.blocks]
+    if attempt.finish == "max-tokens":  # the assembler drops every tool call: maybe nothing is left
+        return [b.assembled() for b in attempt.blocks if b.kind != "tool-call"]
+    if attempt.finish == "cancelled":  # the visible prefix, if any, is kept as an interrupted message
+        visible = [b.assembled() for b in attempt.blocks if b.kind != "tool-call" and "".join(b.deltas).strip()]
+        return visible or None
+    return None
+
+
+def _reason(kind: str) -> Json:
+    if kind == "aborted":
+        return {"kind": "aborted", "reason": {"kind": "parent"}}
+    if kind == "error":
+        return {"kind": "error", "error": {"message": "upstream 500", "code": "UNKNOWN"}}
+    return {"kind": kind}
+
+
+def _write_attempt(writer: _Writer, head: Json, attempt: Attempt, cuts: list[bool], name: str) -> None:
+    chunks = _chunks(attempt)
+    content = _content(attempt)
+    usage = {"usage": {"inputTokens": 30, "outputTokens": 4}} if attempt.usage else {}
+    interrupted = {"interrupted": True} if attempt.finish == "cancelled" else {}
+    source = {"kind": "model", "provider": "fixture", "model": "fixture-model"}
+    if writer.binding == "chunk-events":
+        first = writer.seq + 1
+        for chunk in chunks:
+            writer.emit("assistant/chunk", {**head, "chunk": chunk})
+        if content is not None:
+            message = {"role": "assistant", "content": content, "source": source, "id": name}
+            writer.emit(
+                "assistant/message",
+                {**head, "message": message, **interrupted, **usage},
+                sourceEventSeqs=list(range(first, writer.seq + 1)),
+                surfaceOp="append",
+            )
+    else:
+        stream = _pack(chunks, cuts, writer.time)
+        if content is not None:
+            message = {"id": name, "role": "assistant", "content": content, "source": source}
+            writer.emit(
+                "assistant/message",
+                {**head, "message": message, **interrupted, **usage, "stream": stream},
+                surfaceOp="append",
+            )
+        else:
+            writer.emit("assistant/attempt", {**head, "stream": stream})
+    if attempt.finish == "tool-calls":
+        for block in attempt.blocks:
+            if block.kind == "tool-call":
+                call = {"callId": block.call_id, "name": block.name, "arguments": "".join(block.deltas)}
+                writer.emit("tool/call", {**head, **call})
+                result = {
+                    "source": {"kind": "tool", "callId": block.call_id},
+                    "content": [
+                        {
+                            "type": "tool-result",
+                            "toolCallId": block.call_id,
+                            "content": [{"type": "text", "text": "tool output, never selected"}],
+                            "isError": False,
+                        }
+                    ],
+                    "role": "user",
+                    "id": f"{name}-result-{block.call_id}",
+                }
+                writer.emit("tool/result", {**head, "message": result}, surfaceOp="append")
+
+
+def write_turn(writer: _Writer, turn: Turn, cuts: list[bool], auxiliary: list[int]) -> None:
+    """Append one turn to ``writer`` as the agent loop logs it."""
+    writer.turn += 1
+    number = writer.turn
+    writer.emit("turn/start", {"turn": number})
+    writer.emit("agent/inbox/spliced", dict(_CLAIM))
+    for step_no, step in enumerate(turn.steps, start=1):
+        head = {"turn": number, "step": step_no}
+        writer.emit("step/start", dict(head))
+        if auxiliary and auxiliary[(number + step_no) % len(auxiliary)] < len(_AUXILIARY):
+            kind, data = _AUXILIARY[auxiliary[(number + step_no) % len(auxiliary)]]
+            writer.emit(kind, dict(data))
+        for n, attempt in enumerate(step.attempts):
+            _write_attempt(writer, head, attempt, cuts, f"msg-{number}-{step_no}-{n}")
+        if turn.end is not None or step_no < len(turn.steps):
+            writer.emit("step/end", dict(head))
+    if turn.end is not None:
+        writer.emit("turn/end", {"turn": number, "reason": _reason(turn.end)})
+
+
+@dataclass
+class RunLog:
+    """A generated log: its events, where the run's own part starts, and the turn facts of that
+    part as a harness folding its own log finds them (the last turn/end that closed over work,
+    and whether accepted work was then cancelled unrun)."""
+
+    events: list[Json]
+    boundary: int
+    turn_end: str | None
+    dropped_unrun: bool
 
 
 @st.composite
-def child_log(draw: st.DrawFn, binding: str) -> list[Json]:
-    """A realistic child-owned event suffix for ``chunk-events`` or ``embedded-stream``."""
+def run_logs(
+    draw: st.DrawFn, binding: str, ending: str = ANY, *, dropped_unrun: bool = False, prefix: bool = False
+) -> RunLog:
+    """A child's log for ``binding`` whose own part ends ``ending``: a turn end kind, NONE (no
+    turn/end consumed) or ANY. ``prefix`` puts earlier, not-owned closed turns before it (a
+    continuable child's earlier epochs, a fork's seed); ``dropped_unrun`` closes the own part
+    with the cancellation of accepted, unrun work."""
     writer = _Writer(binding)
     cuts = draw(st.lists(st.booleans(), min_size=1, max_size=8))
-    for turn_no, steps in enumerate(draw(turns()), start=1):
-        writer.emit("turn/start", {"turn": turn_no})
-        last_finish = "completed"
-        for step_no, step in enumerate(steps, start=1):
-            if draw(st.integers(0, 9)) == 0:
-                kind, data = draw(st.sampled_from(_AUXILIARY))
-                writer.emit(kind, dict(data))
-            chunks = _chunks(step)
-            content = _content(step)
-            head = {"turn": turn_no, "step": step_no}
-            usage = {"usage": {"inputTokens": 30, "outputTokens": 4}} if step.usage else {}
-            interrupted = {"interrupted": True} if step.finish == "cancelled" else {}
-            if binding == "chunk-events":
-                first = writer.seq + 1
-                for chunk in chunks:
-                    writer.emit("assistant/chunk", {**head, "chunk": chunk})
-                if content is not None:
-                    message = {
-                        "role": "assistant",
-                        "content": content,
-                        "source": {"kind": "model", "provider": "fixture", "model": "fixture-model"},
-                        "id": f"msg-{turn_no}-{step_no}",
-                    }
-                    writer.emit(
-                        "assistant/message",
-                        {**head, "message": message, **interrupted, **usage},
-                        sourceEventSeqs=list(range(first, writer.seq + 1)),
-                        surfaceOp="append",
-                    )
-            else:
-                stream = _pack(chunks, cuts, writer.time)
-                if content is not None:
-                    message = {
-                        "id": f"msg-{turn_no}-{step_no}",
-                        "role": "assistant",
-                        "content": content,
-                        "source": {"kind": "model", "provider": "fixture", "model": "fixture-model"},
-                    }
-                    writer.emit(
-                        "assistant/message",
-                        {**head, "message": message, **interrupted, **usage, "stream": stream},
-                        surfaceOp="append",
-                    )
-                else:
-                    writer.emit("assistant/attempt", {**head, "stream": stream})
-            for block in step.blocks:
-                if block.kind == "tool-call" and step.finish == "tool-calls":
-                    result = {
-                        "type": "tool-result",
-                        "toolCallId": block.call_id,
-                        "content": [{"type": "text", "text": "tool output, never selected"}],
-                    }
-                    writer.emit("tool/result", {**head, "result": result}, surfaceOp="append")
-            last_finish = {
-                "stop": "completed",
-                "tool-calls": "completed",
-                "max-tokens": "max-tokens",
-                "cancelled": "aborted",
-                "failed": "error",
-            }[step.finish]
-        writer.emit("turn/end", {"turn": turn_no, "reason": {"kind": last_finish}})
-    return writer.events
+    auxiliary = draw(st.lists(st.integers(0, 9), max_size=4))
+    counter = [0]
+    earlier: list[Turn] = draw(closed_turns(counter, max_size=2)) if prefix else []
+    for turn in earlier:
+        write_turn(writer, turn, cuts, auxiliary)
+    boundary = len(writer.events)
+    turn_end: str | None = None
+    if ending == ANY:
+        own: list[Turn] = draw(closed_turns(counter))
+        still_open: bool = draw(st.booleans())
+        if own and still_open:
+            own[-1] = draw(turn_model(None, counter))
+    elif ending == NONE:
+        own = [draw(turn_model(None, counter))] if draw(st.booleans()) else []
+    else:
+        own = [*draw(closed_turns(counter, max_size=1)), draw(turn_model(ending, counter))]
+    for turn in own:
+        write_turn(writer, turn, cuts, auxiliary)
+    closed = [t.end for t in own if t.end is not None]
+    turn_end = closed[-1] if closed else None
+    if dropped_unrun:
+        writer.emit("agent/inbox/spliced", dict(_DROPPED))
+    return RunLog(writer.events, boundary, turn_end, dropped_unrun)
+
+
+def child_log(binding: str) -> st.SearchStrategy[list[Json]]:
+    """A realistic child-owned event suffix for ``chunk-events`` or ``embedded-stream``."""
+    return run_logs(binding).map(lambda log: log.events)
 
 
 def text_stream(max_size: int = 12) -> st.SearchStrategy[list[str]]:
@@ -258,124 +409,3 @@ def steps_for(binding: str) -> st.SearchStrategy[list[Json]]:
     if binding == "text-stream":
         return text_stream().map(lambda texts: [{"text": t} for t in texts])
     return child_log(binding).map(lambda events: [{"event": e} for e in events])
-
-
-# --------------------------------------------------------------------------- oracle
-
-
-class SelectionOracle:
-    """The selection rule as the spec's tables state it, applied step by step.
-
-    ``bindings`` says which field of which step feeds the candidate or the fallback;
-    ``stream_records`` and ``stream_chunks`` say which records and chunks carry text.
-    Only what those tables cannot hold (non-empty = at least one block, a single text
-    block, null for nothing: SEL-002, SEL-010, SEL-013) is written here.
-    """
-
-    def __init__(self, spec: Any, binding: str) -> None:
-        # A text step is pushed text in any fold (SEL-022); the text-stream row says what it feeds.
-        self.reads = [
-            row
-            for row in spec.table("selection", "bindings").rows
-            if row["binding"] == binding or row["step_kind"] == "text"
-        ]
-        self.records = {row["record_type"]: row for row in spec.table("selection", "stream_records").rows}
-        self.chunks = {row["chunk_type"]: row["contributes"] for row in spec.table("selection", "stream_chunks").rows}
-        self.message: list[Json] | None = None
-        self.partial: list[str] = []
-
-    def _field(self, step: Json, dotted: str) -> Any:
-        value: Any = step
-        for key in dotted.split("."):
-            if not isinstance(value, dict) or key not in value:
-                return None
-            value = value[key]
-        return value
-
-    def _chunk_text(self, chunk: Json) -> str:
-        return str(chunk["text"]) if self.chunks[chunk["type"]] else ""
-
-    def _stream_text(self, stream: list[Json]) -> str:
-        parts = []
-        for record in stream:
-            how = self.records[record["type"]]["contributes"]
-            if how == "joined-members":
-                parts.append("".join(record[self.records[record["type"]]["members"]]))
-            elif how == "text-delta-text":
-                parts.append(self._chunk_text(record["chunk"]))
-        return "".join(parts)
-
-    def push(self, step: Json) -> None:
-        kind, payload = ("text", step) if "text" in step else ("event", step["event"])
-        for row in self.reads:
-            if row["step_kind"] != kind or (kind == "event" and row["event_type"] != payload["type"]):
-                continue
-            value = self._field(payload, row["reads"])
-            if value is None:
-                continue
-            if row["feeds"] == "candidate":
-                if len(value) > 0:
-                    self.message = value
-            elif isinstance(value, str):
-                self.partial.append(value)
-            elif isinstance(value, list):
-                self.partial.append(self._stream_text(value))
-            else:
-                self.partial.append(self._chunk_text(value))
-
-    def collect(self) -> list[Json] | None:
-        if self.message is not None:
-            return self.message
-        text = "".join(self.partial)
-        return [{"type": "text", "text": text}] if text else None
-
-
-def oracle_values(spec: Any, binding: str, steps: list[Json]) -> list[list[Json] | None]:
-    """The selection after each step, by the oracle."""
-    oracle = SelectionOracle(spec, binding)
-    values = []
-    for step in steps:
-        oracle.push(step)
-        values.append(oracle.collect())
-    return values
-
-
-def as_golden_vector(binding: str, covers: list[str], steps: list[Json], expected: Any) -> str:
-    """A failing example written as a row for spec/selection.yaml's golden_vectors, ready to paste."""
-
-    def dump(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False)
-
-    lines = [
-        "      - name: found-by-hypothesis",
-        '        description: "A log Hypothesis found; describe what it shows."',
-        f"        binding: {binding}",
-        f"        covers: [{', '.join(covers)}]",
-        "        steps:" + ("" if steps else " []"),
-        *(f"          - {dump(step)}" for step in steps),
-        f"        expected: {dump(expected)}",
-    ]
-    return "\n".join(lines)
-
-
-def assert_selection(
-    binding: str, covers: list[str], steps: list[Json], expected: Any, actual: Any, what: str, operation: str = ""
-) -> None:
-    """Compare, and on a mismatch blame ``covers`` and print the case as a golden vector."""
-    if actual != expected:
-        operation = operation or what.split()[0]
-        raise Violation(
-            covers,
-            operation=operation,
-            input={"binding": binding, "steps": steps}
-            if operation == "fold_output"
-            else {"binding": binding, "events": [s["event"] for s in steps if "event" in s]},
-            expected=expected,
-            actual=actual,
-            detail=f"{what}: " + difference(expected, actual),
-            sections={
-                "as a golden vector (spec/selection.yaml, table golden_vectors)": as_golden_vector(
-                    binding, covers, steps, expected
-                )
-            },
-        )

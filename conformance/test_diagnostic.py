@@ -41,7 +41,7 @@ from conformance.diagnostic import (
 from conformance.grammar import compile_alternative, roots
 from conformance.reach import row_params
 from conformance.report import NOT_APPLICABLE
-from conformance.results import content_blocks
+from conformance.results import content_blocks, diagnostic_stop_reasons
 from conformance.selection import steps_for
 from conformance.spec import Spec, expand_text, load_spec
 from conformance.text_blame import as_vector, format_blame, format_findings
@@ -217,7 +217,7 @@ def _long_settlements(draw: st.DrawFn, spec: Spec, bindings: list[str]) -> Json:
     binding = draw(st.sampled_from(bindings))
     steps = draw(steps_for(binding))
     text = draw(texts_beyond(_BOUND.limit))
-    stop_reason = draw(st.sampled_from(list(spec.vocabulary("results.stop_reason").values)))
+    stop_reason = draw(st.sampled_from(diagnostic_stop_reasons(spec)))  # results RES-028: what a provider returns
     returned = {"output": draw(content_blocks()), "stopReason": stop_reason, "diagnostic": text}
     attempt = draw(
         st.sampled_from([{"outcome": "returned", "result": returned}, {"outcome": "rejected", "diagnostic": text}])

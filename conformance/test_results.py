@@ -1,5 +1,10 @@
 """Tier 2, results: settle_run and render_tool_result against the golden vectors and the
-spec's stop-reason and rendering tables."""
+spec's stop-reason and rendering tables.
+
+Every table row is its own test: a stratified property draws only inputs of that row (and
+column), so each cell is checked in every run. Failures are blamed field by field
+(conformance/results_oracle.py) and print a paste-ready vector.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +12,25 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 
 from conformance.adapter import Adapter
+from conformance.reach import row_params
 from conformance.report import NOT_APPLICABLE
-from conformance.results import expected_rendering, expected_settlement, settle_requests, subagent_results
+from conformance.results import (
+    continuable_requests,
+    one_shot_requests,
+    out_of_process_requests,
+    rendered_results,
+)
+from conformance.results_oracle import check_rendering, check_settlement, expected_rendering, expected_settlement
 from conformance.spec import Spec, load_spec
 
 Claim = Callable[[str, str], None]
+Json = dict[str, Any]
 requirement = pytest.mark.requirement
 _SPEC = load_spec()
+_RESULT_FIELDS = ("RES-001", "RES-002", "RES-003", "RES-004", "RES-005", "RES-006", "RES-007", "RES-008")
 
 
 def _any_binding(adapter: Adapter) -> None:
@@ -24,72 +38,155 @@ def _any_binding(adapter: Adapter) -> None:
         pytest.skip(f"{NOT_APPLICABLE}{adapter.impl} claims no selection binding (settle/render belong to harnesses)")
 
 
-@pytest.mark.parametrize(
-    "vector",
-    [
-        pytest.param(v, id=v["name"], marks=requirement("RES-018", *v["covers"]))
-        for v in _SPEC.table("results", "settle_vectors").rows
-    ],
-)
-def test_settle_vector(adapter: Adapter, claim: Claim, vector: dict[str, Any]) -> None:
-    claim("bindings", vector["input"]["binding"])
-    assert adapter.call("settle_run", vector["input"]) == vector["expected"]
+def _examples(params: int) -> settings:
+    """A share of the profile's example budget, so stratifying does not slow the run down."""
+    return settings(max_examples=max(5, settings().max_examples // params))
 
 
-@pytest.mark.parametrize(
-    "vector",
-    [
-        pytest.param(v, id=v["name"], marks=requirement("RES-027", *v["covers"]))
-        for v in _SPEC.table("results", "render_vectors").rows
-    ],
-)
-def test_render_vector(adapter: Adapter, vector: dict[str, Any]) -> None:
-    _any_binding(adapter)
-    assert adapter.call("render_tool_result", vector["result"]) == vector["expected"]
-
-
-@requirement(
-    "RES-001",
-    "RES-002",
-    "RES-003",
-    "RES-004",
-    "RES-005",
-    "RES-006",
-    "RES-007",
-    "RES-008",
-    "RES-009",
-    "RES-010",
-    "RES-011",
-    "RES-012",
-    "RES-013",
-    "RES-014",
-    "RES-015",
-    "RES-016",
-    "RES-017",
-)
-def test_settlement_follows_the_stop_reason_tables(adapter: Adapter, spec: Spec) -> None:
-    _any_binding(adapter)
-
+def _bound(adapter: Adapter) -> Callable[[str], Any]:
     def bound(text: str) -> Any:  # the bound itself is checked against its own vectors
         return adapter.call("bound_diagnostic", {"text": text})["text"]
 
-    @given(request=settle_requests(spec))
-    def check(request: dict[str, Any]) -> None:
-        if not adapter.claims("bindings", request["binding"]):
-            return
-        actual = adapter.call("settle_run", request)
-        expected = expected_settlement(spec, request, bound)
-        assert actual == expected, f"settle_run({request}) gave {actual}, the spec says {expected}"
+    return bound
+
+
+def _probe(adapter: Adapter) -> Callable[[Json], Any]:
+    """The adapter's own selection over a run's own steps (the last value of its fold)."""
+
+    def selected(request: Json) -> Any:
+        own = request["steps"][request["boundary"] :]
+        values = adapter.call("fold_output", {"binding": request["binding"], "steps": own})
+        return values[-1] if values else None
+
+    return selected
+
+
+def _settle(adapter: Adapter, spec: Spec, request: Json) -> None:
+    if not adapter.claims("bindings", request["binding"]):
+        return
+    actual = adapter.call("settle_run", request)
+    expected = expected_settlement(spec, request, _bound(adapter))
+    check_settlement(spec, request, expected, actual, _probe(adapter))
+
+
+@pytest.mark.parametrize(
+    "vector", row_params(_SPEC, "results", "settle_vectors", marks=lambda v: [requirement("RES-018", *v["covers"])])
+)
+def test_settle_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: Json) -> None:
+    claim("bindings", vector["input"]["binding"])
+    actual = adapter.call("settle_run", vector["input"])
+    check_settlement(spec, vector["input"], vector["expected"], actual, _probe(adapter))
+
+
+@pytest.mark.parametrize(
+    "vector", row_params(_SPEC, "results", "render_vectors", marks=lambda v: [requirement("RES-027", *v["covers"])])
+)
+def test_render_vector(adapter: Adapter, spec: Spec, vector: Json) -> None:
+    _any_binding(adapter)
+    check_rendering(spec, vector["result"], vector["expected"], adapter.call("render_tool_result", vector["result"]))
+
+
+_ONE_SHOT = row_params(_SPEC, "results", "one_shot_stop_reasons")
+_CONTINUABLE = row_params(_SPEC, "results", "continuable_stop_reasons")
+
+
+@requirement(*_RESULT_FIELDS, "RES-009", "RES-010", "RES-011")
+@pytest.mark.parametrize("cancelled", [False, True], ids=["recorded", "cancelled"])
+@pytest.mark.parametrize("row", _ONE_SHOT)
+def test_one_shot_settlement_follows_its_row(adapter: Adapter, spec: Spec, row: Json, cancelled: bool) -> None:
+    _any_binding(adapter)
+
+    @_examples(2 * len(_ONE_SHOT))
+    @given(request=one_shot_requests(row["turn_end"], cancelled))
+    def check(request: Json) -> None:
+        _settle(adapter, spec, request)
 
     check()
 
 
-@requirement("RES-020", "RES-021", "RES-022", "RES-023", "RES-024", "RES-025", "RES-026")
-def test_rendering_follows_the_headline_and_fragment_tables(adapter: Adapter, spec: Spec) -> None:
+@requirement(*_RESULT_FIELDS, "RES-009", "RES-012", "RES-013")
+@pytest.mark.parametrize("dropped", [False, True], ids=["kept", "dropped"])
+@pytest.mark.parametrize("row", _CONTINUABLE)
+def test_continuable_settlement_follows_its_row(adapter: Adapter, spec: Spec, row: Json, dropped: bool) -> None:
     _any_binding(adapter)
 
-    @given(result=subagent_results(spec))
-    def check(result: dict[str, Any]) -> None:
-        assert adapter.call("render_tool_result", result) == expected_rendering(spec, result)
+    @_examples(2 * len(_CONTINUABLE))
+    @given(request=continuable_requests(row["turn_end"], dropped))
+    def check(request: Json) -> None:
+        _settle(adapter, spec, request)
+
+    check()
+
+
+@requirement("RES-005", "RES-006", "RES-014")
+@pytest.mark.parametrize("row", _CONTINUABLE)
+def test_continuable_teardown_failure_withholds_the_result(adapter: Adapter, spec: Spec, row: Json) -> None:
+    _any_binding(adapter)
+
+    @_examples(len(_CONTINUABLE))
+    @given(request=continuable_requests(row["turn_end"], False, teardown_failed=True))
+    def check(request: Json) -> None:
+        _settle(adapter, spec, request)
+
+    check()
+
+
+_OUT_OF_PROCESS = row_params(_SPEC, "results", "out_of_process_settlement")
+
+
+@requirement(*_RESULT_FIELDS, "RES-015", "RES-016", "RES-017")
+@pytest.mark.parametrize("row", _OUT_OF_PROCESS)
+def test_out_of_process_settlement_follows_its_row(adapter: Adapter, spec: Spec, row: Json) -> None:
+    _any_binding(adapter)
+
+    @_examples(len(_OUT_OF_PROCESS))
+    @given(request=out_of_process_requests(spec, row["attempt"], row["cancelled"]))
+    def check(request: Json) -> None:
+        _settle(adapter, spec, request)
+
+    check()
+
+
+def _render_cases() -> list[Any]:
+    """One case per headline row × diagnostic × partial text, inside the domain: a completed
+    result never carries a diagnostic, nor an aborted one (DIA-014)."""
+    cases = []
+    for param in row_params(_SPEC, "results", "headlines"):
+        [row] = param.values
+        for diagnostic in (False, True):
+            if diagnostic and row["stop_reason"] in ("completed", "aborted"):
+                continue
+            for text in (False, True):
+                marks = [*param.marks]
+                if row["headline"] is not None:  # the error rendering's fragments
+                    marks.append(pytest.mark.reaches("results.render_fragments", 0))
+                    marks += [pytest.mark.reaches("results.render_fragments", 3)] if diagnostic else []
+                    marks += [pytest.mark.reaches("results.render_fragments", 4)] if text else []
+                cid = f"{param.id}-{'diagnostic' if diagnostic else 'plain'}-{'text' if text else 'no-text'}"
+                cases.append(pytest.param(row["stop_reason"], diagnostic, text, id=cid, marks=marks))
+    for diagnostic in (False, True):
+        for text in (False, True):
+            marks = [pytest.mark.reaches("results.render_fragments", 0, 1, 2)]
+            marks += [pytest.mark.reaches("results.render_fragments", 3)] if diagnostic else []
+            marks += [pytest.mark.reaches("results.render_fragments", 4)] if text else []
+            cid = f"unnamed-{'diagnostic' if diagnostic else 'plain'}-{'text' if text else 'no-text'}"
+            cases.append(pytest.param(None, diagnostic, text, id=cid, marks=marks))
+    return cases
+
+
+_RENDER_CASES = _render_cases()
+
+
+@requirement("RES-020", "RES-021", "RES-022", "RES-023", "RES-024", "RES-025", "RES-026")
+@pytest.mark.parametrize(("stop", "diagnostic", "text"), _RENDER_CASES)
+def test_rendering_follows_the_headline_and_fragment_tables(
+    adapter: Adapter, spec: Spec, stop: str | None, diagnostic: bool, text: bool
+) -> None:
+    _any_binding(adapter)
+
+    @_examples(len(_RENDER_CASES))
+    @given(result=rendered_results(spec, stop, diagnostic, text))
+    def check(result: Json) -> None:
+        check_rendering(spec, result, expected_rendering(spec, result), adapter.call("render_tool_result", result))
 
     check()
