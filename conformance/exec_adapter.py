@@ -48,6 +48,8 @@ class Limits:
     process_call_timeout: float
     shutdown_grace: float
     stderr_tail: int
+    response_line_max: int
+    shown_value_max: int
 
     @classmethod
     def from_spec(cls, spec: Spec, pure_call_timeout: float | None = None) -> Limits:

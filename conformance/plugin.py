@@ -54,11 +54,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(default: %(default)s, the bundled reference implementation)",
     )
     group.addoption(
+        "--call-timeout",
         "--exec-timeout",
+        dest="exec_timeout",
         type=float,
         default=None,
         metavar="SECONDS",
-        help="with --impl=exec:…, how long a pure operation may take before the adapter counts as hung "
+        help="how long a pure operation may take before the adapter counts as hung, Python or exec:… "
         "(default: pure_call_timeout of the spec's exec_limits)",
     )
     group.addoption(

@@ -21,13 +21,14 @@ from typing import Any
 
 import jsonschema
 import referencing
-from jsonschema.exceptions import ValidationError, best_match
+from jsonschema.exceptions import best_match
 
 from conformance import yamlpos
 from conformance.resources import spec_dir
+from conformance.schema_errors import SCHEMA_URN, deepest
+from conformance.schema_errors import describe_error as describe_error  # re-exported: callers import it from here
 from conformance.yamlpos import Located, Path_, YamlError, format_path, load_located
 
-SCHEMA_URN = "urn:subagent-conformance:spec:"
 _PREFIXES = {
     "selection": "SEL",
     "results": "RES",
@@ -224,29 +225,11 @@ def operations_schema(root: Path, definition: str) -> jsonschema.protocols.Valid
     return schema_validator(root, "operations").evolve(schema={"$ref": f"{SCHEMA_URN}operations#/$defs/{definition}"})
 
 
-def describe_error(error: ValidationError) -> str:
-    """A schema error as one line: what is wrong, where in the value, and the offending value
-    (for a oneOf/anyOf, the closest branch's complaint rather than "not valid under any")."""
-    error = _deepest(error)
-    where = "".join(f"[{p!r}]" for p in error.absolute_path) or "(the whole value)"
-    offending = json.dumps(error.instance, ensure_ascii=False)
-    if len(offending) > 300:
-        offending = offending[:300] + "…"
-    return f"{error.message} at {where}; offending value: {offending}"
-
-
-def _deepest(error: ValidationError) -> ValidationError:
-    # oneOf/anyOf say only "not valid under any": the closest branch says what is wrong.
-    while error.context:
-        error = best_match(error.context)
-    return error
-
-
 def schema_problems(located: Located, validator: jsonschema.protocols.Validator, file: str) -> list[Problem]:
     """Every schema violation of a loaded document, each at its line and field."""
     problems: dict[str, Problem] = {}
     for error in validator.iter_errors(located.data):
-        error = _deepest(error)
+        error = deepest(error)
         path: Path_ = tuple(error.absolute_path)
         field = format_path(path)
         # Several subschemas may reject the same value; its first complaint says enough.
