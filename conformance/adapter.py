@@ -75,7 +75,7 @@ class Adapter:
     declaration: dict[str, Any]
     target: Any
     spec: Spec
-    close: Callable[[], None] | None = None
+    close: Callable[[], list[Any]] | None = None  # ends an exec adapter; returns what outlived it, killed
     home: Path | None = None  # a Python adapter's own source: its frames are the ones a failure shows
     call_timeout: float | None = None  # a Python adapter's pure-call deadline; None for exec (it times itself)
     _worker: _Worker | None = field(default=None, repr=False)
@@ -282,7 +282,10 @@ def _load_exec(impl: str, spec: Spec, exec_timeout: float | None, validate: bool
     command = impl.removeprefix("exec:").strip()
     if not command:
         raise AdapterUsageError(f"--impl={impl}: exec: needs a command, e.g. exec:node adapter.mjs", "malformed-impl")
-    process = ExecAdapter(command, spec, Limits.from_spec(spec, exec_timeout), validate)
+    try:
+        process = ExecAdapter(command, spec, Limits.from_spec(spec, exec_timeout), validate)
+    except ExecStartError as exc:
+        raise AdapterUsageError(f"--impl={impl}: {exc}", exc.condition) from None
     try:
         declaration = process.describe()
         check_declaration(declaration, spec, f"--impl={impl}: ")

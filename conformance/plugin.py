@@ -117,6 +117,7 @@ class ConformanceSession:
         self.stale: list[str] = []
         self.unused: list[str] = []
         self.error: str | None = None  # a usage error found after start-up (e.g. --requirement)
+        self.leftovers: list[str] = []
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -161,6 +162,11 @@ class ConformanceSession:
             self.recorder.add(report)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        # An exec adapter ends with the session; a process it started that outlived it fails the run.
+        leftovers = self.adapter.close() if self.adapter.close is not None else []
+        if leftovers:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            self.leftovers = [str(s) for s in leftovers]
         if self.is_worker:
             return
         if self.expected is not None:
@@ -180,6 +186,10 @@ class ConformanceSession:
             self.adapter.close()
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.leftovers:
+            terminalreporter.section("processes the exec adapter left running (killed; the run fails)", red=True)
+            for line in self.leftovers:
+                terminalreporter.line(f"  {line}")
         counts: dict[str, int] = {}
         for test in self.recorder.tests.values():
             if test["outcome"] == "not-applicable":
