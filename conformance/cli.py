@@ -164,7 +164,16 @@ def _products_record(args: argparse.Namespace) -> int:
 
     from conformance.products import ProductError, install, locked
     from conformance.recordings import RecordingError, load_cases, record_case, recordings_dir, write_recording
+    from conformance.resources import inside_installed_package
 
+    output = args.output or recordings_dir()
+    if inside_installed_package(output):
+        print(
+            f"subagent-conformance products record: {output} is inside the installed suite, whose recordings "
+            "are shipped expectations; pass --output DIR to record elsewhere",
+            file=sys.stderr,
+        )
+        return 2
     spec = _load(args)
     if spec is None:
         return 2
@@ -178,7 +187,7 @@ def _products_record(args: argparse.Namespace) -> int:
             for case in (c for c in cases if c.product == name):
                 with tempfile.TemporaryDirectory(prefix=f"record-{case.id}-") as folder:
                     recording = record_case(spec, case, done, Path(folder))
-                print(f"wrote {write_recording(recording, args.output or recordings_dir())}")
+                print(f"wrote {write_recording(recording, output)}")
     except (ProductError, RecordingError, SpecError) as exc:
         print(f"subagent-conformance products record: {exc}", file=sys.stderr)
         return 2
@@ -286,7 +295,11 @@ def _add_product_commands(commands: Any) -> None:
     record.add_argument("--product", **which, help="only this product's cases")
     record.add_argument("--case", default=None, help="only the case of this name")
     record.add_argument(
-        "--output", type=Path, default=None, help="where to write (default: the shipped fixtures/recordings)"
+        "--output",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="where to write (default: fixtures/recordings of a checkout; required when the suite is installed)",
     )
     record.add_argument("--cache-dir", **cache)
     record.set_defaults(run=_products_record)

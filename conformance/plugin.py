@@ -15,6 +15,7 @@ import pytest
 from hypothesis import settings
 
 import conformance
+from conformance import snapshots
 from conformance.adapter import Adapter, AdapterUsageError, load_adapter
 from conformance.blame import blamed_requirements, failure_records
 from conformance.coverage import GATE_KEY, RequirementGate
@@ -42,6 +43,7 @@ REQUIREMENT_MARKER = "requirement"
 REAL_PRODUCTS_MARKER = "real_products"
 REAL_PRODUCTS_NOT_REQUESTED = "real products tier not requested: pass --real-products"
 _session_key = pytest.StashKey["ConformanceSession"]()
+_PACKAGE = Path(__file__).resolve().parent
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -293,6 +295,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     ]
 
 
+def _ours(item: pytest.Item) -> bool:
+    """Whether ``item`` is one of the suite's own tests (a module of this package)."""
+    return Path(item.path).resolve().is_relative_to(_PACKAGE)
+
+
 def _ids(item: pytest.Item) -> list[str]:
     return sorted({rid for mark in item.iter_markers(REQUIREMENT_MARKER) for rid in mark.args})
 
@@ -329,6 +336,11 @@ def _rename(item: pytest.Item, nodeid: str) -> None:
         item._id = NodeId.parse(nodeid)  # type: ignore[attr-defined,unused-ignore]
     else:
         setattr(item, "_nodeid", nodeid)  # noqa: B010
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Once the run's tests are known: guard the shipped snapshots if any of the suite's run."""
+    snapshots.guard(session.config, session.config.stash[_session_key].spec, session.items, _ours)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
