@@ -21,11 +21,21 @@ def _load(args: argparse.Namespace) -> Spec | None:
 
 
 def _check_spec(args: argparse.Namespace) -> int:
+    from conformance.spec_checks import deep_problems
+
     spec = _load(args)
     if spec is None:
         return 1
+    if problems := deep_problems(spec, args.fixtures):
+        print(f"the spec has {len(problems)} problem(s):", file=sys.stderr)
+        for problem in problems:
+            print(f"  {problem}", file=sys.stderr)
+        return 1
     count = sum(1 for _ in spec.requirements())
-    print(f"spec {spec.version}: {len(spec.areas)} areas, {count} requirements, no problems")
+    print(
+        f"spec {spec.version}: {len(spec.areas)} areas, {count} requirements, no problems "
+        "(golden vectors agree with the oracles; scenario scripts and recordings cases load)"
+    )
     return 0
 
 
@@ -236,7 +246,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--spec", type=Path, default=None, help="the spec folder (default: the shipped spec)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    check = commands.add_parser("check-spec", help="load and check spec/, naming every problem by file, line and field")
+    check = commands.add_parser(
+        "check-spec",
+        help="load and check spec/ (its golden vectors against the oracles too) and the scenario scripts and "
+        "recordings cases built on it, naming every problem by file, line and field",
+    )
+    check.add_argument(
+        "--fixtures", type=Path, default=None, metavar="DIR", help="the fixtures folder to check (default: the shipped)"
+    )
     check.set_defaults(run=_check_spec)
 
     docs = commands.add_parser("docs", help="render spec/ into docs/ (docs/contract.md and the pages it links)")

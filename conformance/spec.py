@@ -49,6 +49,7 @@ class Problem:
     line: int
     field: str
     message: str
+    root: bool = False  # a cause of other problems (a repeated ID): listed before all others
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.field}: {self.message}"
@@ -58,7 +59,7 @@ class SpecError(ValueError):
     """The spec did not load; ``problems`` says every place that is wrong."""
 
     def __init__(self, problems: list[Problem]) -> None:
-        self.problems = sorted(problems, key=lambda p: (p.file, p.line, p.field))
+        self.problems = sorted(problems, key=lambda p: (not p.root, p.file, p.line, p.field))
         lines = "\n".join(f"  {p}" for p in self.problems)
         super().__init__(f"the spec has {len(self.problems)} problem(s):\n{lines}")
 
@@ -290,10 +291,10 @@ class _Loader:
         self.problems: list[Problem] = []
         self.docs: dict[str, Located] = {}
 
-    def problem(self, file: str, path: Path_, message: str) -> None:
+    def problem(self, file: str, path: Path_, message: str, root: bool = False) -> None:
         doc = self.docs.get(file)
         line = doc.line_of(path) if doc else 1
-        self.problems.append(Problem(file, line, format_path(path), message))
+        self.problems.append(Problem(file, line, format_path(path), message, root))
 
     def load(self, file: str, schema: str) -> Any:
         try:
@@ -432,7 +433,7 @@ def _build_seeds(data: dict[str, Any]) -> Iterator[Seed]:
 
 def _cross_check(spec: Spec, loader: _Loader, seed_map: str, unloaded: set[str]) -> None:
     """What a JSON Schema cannot say: IDs, references between files, typed table cells."""
-    ids: dict[str, str] = {}
+    ids: dict[str, str] = {}  # requirement ID -> "file:line" of its first definition
     unloaded_prefixes = {_PREFIXES[a] for a in unloaded}
     stated_tables: set[tuple[str, str]] = set()
     seed_files = {p.name for p in (spec.root / "seeds").glob("*.txt")}
@@ -444,8 +445,9 @@ def _cross_check(spec: Spec, loader: _Loader, seed_map: str, unloaded: set[str])
             if not req.id.startswith(area.id_prefix + "-"):
                 loader.problem(area.file, at + ("id",), f"{req.id} does not carry this file's prefix {area.id_prefix}")
             if req.id in ids:
-                loader.problem(area.file, at + ("id",), f"{req.id} is already used in {ids[req.id]}")
-            ids[req.id] = area.file
+                loader.problem(area.file, at + ("id",), f"{req.id} is already used at {ids[req.id]}", root=True)
+            line = loader.docs[area.file].line_of(at + ("id",)) if area.file in loader.docs else 1
+            ids.setdefault(req.id, f"{area.file}:{line}")
             for t in req.tables:
                 if t not in area.tables:
                     loader.problem(area.file, at + ("tables",), f"names table {t!r}, which {area.file} does not have")
