@@ -48,13 +48,12 @@ def test_a_selection_vector_that_contradicts_the_oracle_is_named(
 def test_a_bound_vector_with_a_wrong_byte_count_is_named(
     spec_copy: Path, edit: Edit, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    line = edit("diagnostic.yaml", r"(?<=name: ascii-exactly-4096-unchanged, covers: \[\"DIA-019\"\], input_bytes: )4096",
-                "4095")  # fmt: skip
+    vector = r"(?<=name: ascii-exactly-4096-unchanged, covers: \[\"DIA-019\"\], input_bytes: )4096"
+    line = edit("diagnostic.yaml", vector, "4095")
     code, problems = check_spec(capsys, *spec_args(spec_copy))
     assert code == 1
-    assert f"diagnostic.yaml:{line}: tables.bound_vectors.rows[1].input_bytes: is 4095, but the text is 4096 UTF-8 bytes" in (
-        problems
-    ), problems
+    field = "tables.bound_vectors.rows[1].input_bytes"
+    assert f"diagnostic.yaml:{line}: {field}: is 4095, but the text is 4096 UTF-8 bytes" in problems, problems
 
 
 def test_a_render_vector_that_contradicts_the_tables_is_named(
@@ -86,7 +85,8 @@ def test_a_scenario_script_with_an_unknown_field_is_named(tmp_path: Path, capsys
     script = fixtures / "scenarios" / "codex.yaml"
     text = script.read_text(encoding="utf-8")
     at = text.index("  - name: completed-answer\n")
-    script.write_text(text[:at] + "  - name: completed-answer\n    sleep_first: 3\n" + text[at + 27 :], encoding="utf-8")
+    unknown = "  - name: completed-answer\n    sleep_first: 3\n"
+    script.write_text(text[:at] + unknown + text[at + 27 :], encoding="utf-8")
     line = text.count("\n", 0, at) + 1
     code, problems = check_spec(capsys, "--fixtures", str(fixtures))
     assert code == 1
