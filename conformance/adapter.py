@@ -59,6 +59,8 @@ class OperationError(AssertionError):
 class OperationTimeout(OperationError):
     """A Python operation did not return within its deadline (ADP-018); the suite stopped waiting."""
 
+    requirements = ("ADP-018",)
+
 
 def _schema(spec: Spec, definition: str) -> jsonschema.protocols.Validator:
     return operations_schema(spec.root, definition)
