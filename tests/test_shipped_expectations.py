@@ -20,7 +20,7 @@ BAD = "bad_dia_exit_code_zero_dropped"  # its exit-code-0 texts differ from the 
 SNAPSHOT_TESTS = ("--pyargs", "conformance.test_diagnostic", "-k", "snapshot")
 
 
-@pytest.mark.requirement("DIA-015", "DIA-016")
+@pytest.mark.requirement("ADP-024", "DIA-015", "DIA-016")
 @pytest.mark.parametrize("option", ["--snapshot-update", "--snapshot-update-new-only", "--snapshot-dirname=elsewhere"])
 def test_snapshot_update_with_a_known_bad_adapter_leaves_the_snapshots_and_the_verdict(
     run_suite: RunSuite, option: str
@@ -36,13 +36,14 @@ def test_snapshot_update_with_a_known_bad_adapter_leaves_the_snapshots_and_the_v
     assert SNAPSHOT_FILE.read_bytes() == before
 
 
+@pytest.mark.requirement("ADP-023", "ADP-024")
 def test_snapshot_options_of_a_users_own_run_are_left_alone(run_suite: RunSuite) -> None:
     """Only the suite's snapshots are guarded: a run without its tests never sees the refusal."""
     done = run_suite("--snapshot-update", "--pyargs", "conformance.test_spec", "-k", "no_such_test_here")
     assert "snapshots are the spec's expectations" not in done.err, done.tail
 
 
-@pytest.mark.requirement("DIA-015", "DIA-016")
+@pytest.mark.requirement("ADP-024", "DIA-015", "DIA-016")
 def test_an_edited_snapshot_file_differs_from_the_spec(tmp_path: Path) -> None:
     spec = load_spec()
     assert snapshot_problems(spec) == [], "the shipped snapshots say what the spec renders"
@@ -54,6 +55,7 @@ def test_an_edited_snapshot_file_differs_from_the_spec(tmp_path: Path) -> None:
     assert len(problems) == 1 and ": differs from the spec's rendering" in problems[0], problems
 
 
+@pytest.mark.requirement("ADP-024")
 def test_products_record_refuses_to_write_into_an_installed_suite(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

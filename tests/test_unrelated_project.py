@@ -91,6 +91,7 @@ def _shown(output: str) -> list[str]:
     return lines
 
 
+@pytest.mark.requirement("ADP-023")
 @pytest.mark.parametrize("profile", ["thorough", "no-such-profile"])
 def test_an_unrelated_project_runs_as_without_the_suite(project: Path, profile: str) -> None:
     with_suite = pytest_run(project, "-rA", profile=profile)
@@ -101,6 +102,7 @@ def test_an_unrelated_project_runs_as_without_the_suite(project: Path, profile: 
     assert "6 passed" in with_suite.stdout and "subagent-conformance 0.1" not in "\n".join(_shown(with_suite.stdout))
 
 
+@pytest.mark.requirement("ADP-023")
 @pytest.mark.parametrize("listing", ["--markers", "--fixtures"])
 def test_no_marker_or_fixture_of_the_suite_is_added(project: Path, listing: str) -> None:
     with_suite = pytest_run(project, listing, profile="default")
@@ -110,6 +112,7 @@ def test_no_marker_or_fixture_of_the_suite_is_added(project: Path, listing: str)
         assert ours not in with_suite.stdout
 
 
+@pytest.mark.requirement("ADP-006", "ADP-023")
 def test_the_suites_options_in_such_a_project_are_one_usage_error(project: Path) -> None:
     done = pytest_run(project, "--impl=my_adapter", profile="default")
     assert done.returncode == 4, done.stdout + done.stderr
@@ -118,3 +121,11 @@ def test_the_suites_options_in_such_a_project_are_one_usage_error(project: Path)
     assert line.startswith("ERROR: --impl (an option of subagent-conformance) given, but "), line
     assert f"the package `conformance` this run finds is {project.resolve() / 'conformance'}, a project's own" in line
     assert "run the suite from another folder" in line
+
+
+@pytest.mark.requirement("ADP-023")
+def test_our_variable_is_read_only_when_the_suite_runs(tmp_path: Path) -> None:
+    """The value that left the unrelated project alone stops the suite's own run, saying why."""
+    done = pytest_run(tmp_path, "--pyargs", "conformance.test_spec", profile="no-such-profile")
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "SUBAGENT_CONFORMANCE_PROFILE='no-such-profile' names no Hypothesis profile of the suite" in done.stderr
