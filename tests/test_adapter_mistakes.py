@@ -12,13 +12,16 @@ from typing import Any
 
 import pytest
 
+import reference_impl
 from conformance.adapter import (
     AdapterResponseError,
     AdapterUsageError,
     OperationError,
     OperationTimeout,
+    check_operations,
     load_adapter,
 )
+from conformance.reach import row_params
 from conformance.spec import load_spec
 from tests.conftest import RunSuite
 
@@ -88,6 +91,36 @@ def test_every_missing_operation_is_one_usage_error_with_did_you_mean(load: Load
     assert "  codex_outcome" in message.splitlines(), message
 
 
+def _claiming(required_when: dict[str, Any]) -> dict[str, Any]:
+    """The smallest valid declaration that makes an operation with this ``required_when`` required."""
+    spec = load_spec()
+    locked = {p: (spec.areas[p].locked or {})["version"] for p in ("claude-code", "codex")}
+    declaration: dict[str, Any] = {"protocol": "1", "bindings": [], "providers": {}, "process_drivers": []}
+    for claim, values in required_when.items():
+        value = "chunk-events" if claim == "bindings" and values == "any" else "codex" if values == "any" else values[0]
+        if claim == "bindings":
+            declaration["bindings"] = [value]
+        else:
+            declaration["providers"][value] = locked[value]
+            if claim == "process_drivers":
+                declaration["process_drivers"] = [value]
+        break  # one claim suffices
+    return declaration
+
+
+@pytest.mark.requirement("ADP-008", "ADP-010")
+@pytest.mark.parametrize("row", row_params(load_spec(), "adapter-protocol", "operations"))
+def test_each_operation_its_claims_require_is_checked_at_the_door(row: dict[str, Any]) -> None:
+    operation = row["operation"]
+    everything = {name: getattr(reference_impl, name) for name in dir(reference_impl) if not name.startswith("_")}
+    lacking = type("Target", (), {k: staticmethod(v) for k, v in everything.items() if k != operation})
+    declaration = _claiming(row["required_when"])
+    with pytest.raises(AdapterUsageError) as caught:
+        check_operations(lacking, declaration, load_spec())
+    assert f"\n  {operation}" in str(caught.value) and caught.value.condition == "missing-operation", caught.value
+    check_operations(type("Target", (), {k: staticmethod(v) for k, v in everything.items()}), declaration, load_spec())
+
+
 @pytest.mark.requirement("ADP-006", "ADP-010")
 def test_a_missing_operation_stops_the_run_before_any_test(tmp_path: Path, run_suite: RunSuite) -> None:
     (tmp_path / "claims_codex.py").write_text(CLAIMS_CODEX, encoding="utf-8")
@@ -134,6 +167,7 @@ def test_fold_output_answering_the_final_value_or_too_few_values_is_named(load: 
 
 
 @pytest.mark.requirement("ADP-018")
+@pytest.mark.reaches("adapter-protocol.exec_limits", 1)
 def test_a_python_call_that_hangs_fails_at_its_deadline_and_the_next_call_works(load: Load) -> None:
     adapter = load(MISTAKES, 0.5)
     with pytest.raises(OperationTimeout) as caught:

@@ -104,6 +104,7 @@ def test_a_crash_is_reported_by_its_exit_status_while_a_child_holds_stdout(run_f
 
 
 @pytest.mark.requirement("ADP-015", "ADP-019")
+@pytest.mark.reaches("adapter-protocol.exec_limits", 5)
 def test_a_line_beyond_response_line_max_is_refused_unread_and_shown_short(run_fault: RunFault) -> None:
     done = run_fault("huge", *RENDER)
     assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
@@ -112,6 +113,7 @@ def test_a_line_beyond_response_line_max_is_refused_unread_and_shown_short(run_f
 
 
 @pytest.mark.requirement("ADP-012")
+@pytest.mark.reaches("adapter-protocol.exec_limits", 6)
 def test_an_offending_value_is_shown_cut_to_shown_value_max(run_fault: RunFault) -> None:
     done = run_fault("wrong-shape", *RENDER)
     assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
