@@ -132,7 +132,7 @@ class Adapter:
     def _run(self, name: str, func: Callable[[Any], Any], argument: Any) -> Any:
         """Call a Python operation; a pure one on a worker thread the suite stops waiting for at
         its deadline (ADP-018). Exec adapters and process-tier calls keep their own deadlines."""
-        if self.call_timeout is None or self._tiers[name] != "pure":
+        if self.call_timeout is None or self._tiers.get(name) != "pure":
             return func(argument)
         if self._worker is None:
             self._worker = _Worker()
