@@ -98,8 +98,8 @@ def _claiming(required_when: dict[str, Any]) -> dict[str, Any]:
     declaration: dict[str, Any] = {"protocol": "1", "bindings": [], "providers": {}, "process_drivers": []}
     for claim, values in required_when.items():
         value = "chunk-events" if claim == "bindings" and values == "any" else "codex" if values == "any" else values[0]
-        if claim == "bindings":
-            declaration["bindings"] = [value]
+        if claim in ("bindings", "background"):
+            declaration[claim] = [value]
         else:
             declaration["providers"][value] = locked[value]
             if claim == "process_drivers":
