@@ -25,7 +25,8 @@ from jsonschema.exceptions import best_match
 
 from conformance import yamlpos
 from conformance.resources import spec_dir
-from conformance.schema_errors import SCHEMA_URN, deepest
+from conformance.schema_errors import SCHEMA_URN as SCHEMA_URN  # re-exported: callers import it from here
+from conformance.schema_errors import deepest
 from conformance.schema_errors import describe_error as describe_error  # re-exported: callers import it from here
 from conformance.yamlpos import Located, Path_, YamlError, format_path, load_located
 
