@@ -21,11 +21,21 @@ def _load(args: argparse.Namespace) -> Spec | None:
 
 
 def _check_spec(args: argparse.Namespace) -> int:
+    from conformance.spec_checks import deep_problems
+
     spec = _load(args)
     if spec is None:
         return 1
+    if problems := deep_problems(spec, args.fixtures):
+        print(f"the spec has {len(problems)} problem(s):", file=sys.stderr)
+        for problem in problems:
+            print(f"  {problem}", file=sys.stderr)
+        return 1
     count = sum(1 for _ in spec.requirements())
-    print(f"spec {spec.version}: {len(spec.areas)} areas, {count} requirements, no problems")
+    print(
+        f"spec {spec.version}: {len(spec.areas)} areas, {count} requirements, no problems "
+        "(golden vectors agree with the oracles; scenario scripts and recordings cases load)"
+    )
     return 0
 
 
@@ -164,7 +174,16 @@ def _products_record(args: argparse.Namespace) -> int:
 
     from conformance.products import ProductError, install, locked
     from conformance.recordings import RecordingError, load_cases, record_case, recordings_dir, write_recording
+    from conformance.resources import inside_installed_package
 
+    output = args.output or recordings_dir()
+    if inside_installed_package(output):
+        print(
+            f"subagent-conformance products record: {output} is inside the installed suite, whose recordings "
+            "are shipped expectations; pass --output DIR to record elsewhere",
+            file=sys.stderr,
+        )
+        return 2
     spec = _load(args)
     if spec is None:
         return 2
@@ -178,7 +197,7 @@ def _products_record(args: argparse.Namespace) -> int:
             for case in (c for c in cases if c.product == name):
                 with tempfile.TemporaryDirectory(prefix=f"record-{case.id}-") as folder:
                     recording = record_case(spec, case, done, Path(folder))
-                print(f"wrote {write_recording(recording, args.output or recordings_dir())}")
+                print(f"wrote {write_recording(recording, output)}")
     except (ProductError, RecordingError, SpecError) as exc:
         print(f"subagent-conformance products record: {exc}", file=sys.stderr)
         return 2
@@ -227,7 +246,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--spec", type=Path, default=None, help="the spec folder (default: the shipped spec)")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    check = commands.add_parser("check-spec", help="load and check spec/, naming every problem by file, line and field")
+    check = commands.add_parser(
+        "check-spec",
+        help="load and check spec/ (its golden vectors against the oracles too) and the scenario scripts and "
+        "recordings cases built on it, naming every problem by file, line and field",
+    )
+    check.add_argument(
+        "--fixtures", type=Path, default=None, metavar="DIR", help="the fixtures folder to check (default: the shipped)"
+    )
     check.set_defaults(run=_check_spec)
 
     docs = commands.add_parser("docs", help="render spec/ into docs/ (docs/contract.md and the pages it links)")
@@ -286,7 +312,11 @@ def _add_product_commands(commands: Any) -> None:
     record.add_argument("--product", **which, help="only this product's cases")
     record.add_argument("--case", default=None, help="only the case of this name")
     record.add_argument(
-        "--output", type=Path, default=None, help="where to write (default: the shipped fixtures/recordings)"
+        "--output",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="where to write (default: fixtures/recordings of a checkout; required when the suite is installed)",
     )
     record.add_argument("--cache-dir", **cache)
     record.set_defaults(run=_products_record)

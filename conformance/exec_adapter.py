@@ -2,7 +2,10 @@
 
 The suite owns the adapter process: it runs in its own process group, every call has a
 deadline, and a crashed, hung or babbling adapter fails the current test with the tail of
-its stderr and is replaced by a fresh process for the next call. Nothing outlives the run.
+its stderr and is replaced by a fresh process for the next call. Nothing outlives the run:
+every adapter process carries a token in its environment, and whatever still carries it
+after the adapter is killed or closed (a grandchild that left the group with setsid) is
+named and killed.
 """
 
 from __future__ import annotations
@@ -19,7 +22,12 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from conformance.processes import Survivor, carrying, kill, new_token
+from conformance.schema_errors import elide
 from conformance.spec import Spec, describe_error, operations_schema
+
+ADAPTER_TOKEN_VARIABLE = "SUBAGENT_CONFORMANCE_ADAPTER"
+ONLY_JSON_LINES = "stdout carries only JSON lines, one exec response each; write logs and banners to stderr"
 
 
 class ExecFailure(AssertionError):
@@ -48,6 +56,8 @@ class Limits:
     process_call_timeout: float
     shutdown_grace: float
     stderr_tail: int
+    response_line_max: int
+    shown_value_max: int
 
     @classmethod
     def from_spec(cls, spec: Spec, pure_call_timeout: float | None = None) -> Limits:
@@ -60,12 +70,21 @@ class Limits:
 _EOF = object()
 
 
+@dataclass(frozen=True)
+class _Overlong:
+    """A response line longer than response_line_max: only its start was kept."""
+
+    start: bytes
+
+
 @dataclass
 class _Process:
     popen: subprocess.Popen[bytes]
+    token: str
     lines: queue.Queue[object] = field(default_factory=queue.Queue)
     stderr: bytearray = field(default_factory=bytearray)
     next_id: int = 1
+    asked: dict[int, str] = field(default_factory=dict)  # request id -> operation, answered or not
 
 
 class ExecAdapter:
@@ -80,15 +99,22 @@ class ExecAdapter:
             if validate
             else None
         )
-        self.argv = shlex.split(command)
+        try:
+            self.argv = shlex.split(command)
+        except ValueError as exc:  # an unterminated quote or escape
+            raise ExecStartError(
+                f"cannot split {command!r} into words by shell rules: {exc}", "malformed-impl"
+            ) from None
         self.limits = limits
         self.tiers = {row["operation"]: row["tier"] for row in spec.table("adapter-protocol", "operations").rows}
         self._process: _Process | None = None
         self.declaration: Any = None
+        self.tokens: set[str] = set()  # of every process started, for the final search
 
     # ------------------------------------------------------------------ process
 
     def _start(self) -> _Process:
+        token = new_token()
         try:
             popen = subprocess.Popen(
                 self.argv,
@@ -96,20 +122,27 @@ class ExecAdapter:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # its own process group, so the whole tree can be killed
+                env={**os.environ, ADAPTER_TOKEN_VARIABLE: token},  # inherited by all it starts, in any group
             )
         except OSError as exc:
             raise ExecStartError(f"cannot start {self.command!r}: {exc}", "exec-not-started") from None
-        process = _Process(popen)
+        self.tokens.add(token)
+        process = _Process(popen, token)
         assert popen.stdout is not None and popen.stderr is not None
         threading.Thread(target=self._read_lines, args=(popen.stdout, process.lines), daemon=True).start()
         threading.Thread(target=self._read_tail, args=(popen.stderr, process.stderr), daemon=True).start()
         self._process = process
         return process
 
-    @staticmethod
-    def _read_lines(stream: IO[bytes], lines: queue.Queue[object]) -> None:
-        for line in stream:
-            lines.put(line)
+    def _read_lines(self, stream: IO[bytes], lines: queue.Queue[object]) -> None:
+        limit = self.limits.response_line_max
+        while line := stream.readline(limit):
+            if len(line) < limit or line.endswith(b"\n"):
+                lines.put(line)
+                continue
+            lines.put(_Overlong(line[: self.limits.shown_value_max * 4]))
+            while (rest := stream.readline(limit)) and not rest.endswith(b"\n"):
+                pass  # the rest of the line is dropped unread into memory
         lines.put(_EOF)
 
     def _read_tail(self, stream: IO[bytes], tail: bytearray) -> None:
@@ -118,27 +151,37 @@ class ExecAdapter:
             del tail[: max(0, len(tail) - self.limits.stderr_tail)]
 
     @staticmethod
-    def _kill_group(process: _Process) -> None:
+    def _kill_group(process: _Process) -> list[Survivor]:
+        """Kill the adapter's group, then anything else still carrying its token; return those."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.popen.pid, signal.SIGKILL)  # the adapter and anything it started
         process.popen.wait()
+        survivors = carrying({process.token}, ADAPTER_TOKEN_VARIABLE)
+        kill(survivors)
+        return survivors
 
-    def _kill(self, process: _Process) -> None:
-        self._kill_group(process)
+    def _kill(self, process: _Process) -> str:
+        """Kill ``process`` and its strays; the sentence that names the strays, if any."""
+        survivors = self._kill_group(process)
         if self._process is process:
             self._process = None
+        return _strays(survivors)
 
-    def close(self) -> None:
-        """End of the run: close stdin, allow the grace period, then kill the whole group."""
+    def close(self) -> list[Survivor]:
+        """End of the run: close stdin, allow the grace period, then kill the whole group and any
+        process of any adapter of this command still alive; return the ones that were."""
         process, self._process = self._process, None
-        if process is None:
-            return
-        with contextlib.suppress(OSError):
-            assert process.popen.stdin is not None
-            process.popen.stdin.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.popen.wait(timeout=self.limits.shutdown_grace)
-        self._kill_group(process)
+        survivors: list[Survivor] = []
+        if process is not None:
+            with contextlib.suppress(OSError):
+                assert process.popen.stdin is not None
+                process.popen.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.popen.wait(timeout=self.limits.shutdown_grace)
+            survivors = self._kill_group(process)
+        late = [s for s in carrying(self.tokens, ADAPTER_TOKEN_VARIABLE) if s.pid not in {x.pid for x in survivors}]
+        kill(late)
+        return survivors + late
 
     # ------------------------------------------------------------------ calls
 
@@ -157,14 +200,15 @@ class ExecAdapter:
             process = self._start()
             declaration = self._exchange(process, "describe", {}, self.limits.describe_timeout)
             if declaration != self.declaration:
-                self._kill(process)
-                raise ExecFailure(f"the restarted adapter describes itself differently: {declaration!r}")
+                strays = self._kill(process)
+                raise ExecFailure(f"the restarted adapter describes itself differently: {declaration!r}{strays}")
         timeout = self.limits.process_call_timeout if self.tiers.get(op) == "process" else self.limits.pure_call_timeout
         return self._exchange(process, op, payload, timeout)
 
-    def _exchange(self, process: _Process, op: str, payload: Any, timeout: float) -> Any:
+    def _send(self, process: _Process, op: str, payload: Any) -> int:
         request_id = process.next_id
         process.next_id += 1
+        process.asked[request_id] = op
         request = {"id": request_id, "op": op, "input": payload}
         if self.envelopes is not None:
             for error in self.envelopes[0].iter_errors(request):  # the suite's own line: a suite bug
@@ -175,54 +219,108 @@ class ExecAdapter:
             process.popen.stdin.write(line.encode("utf-8"))
             process.popen.stdin.flush()
         except OSError:
-            pass  # the read below reports how the adapter ended
+            pass  # the read reports how the adapter ended
+        return request_id
+
+    def _receive(self, process: _Process, op: str, timeout: float) -> object:
+        """The next stdout line, or _EOF; an exit is noticed even while a child holds stdout open."""
         deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                strays = self._kill(process)
+                raise ExecFailure(
+                    self._account(process, op, f"no answer within {timeout:g} s (hung; killed){strays}"), ("ADP-018",)
+                )
+            try:
+                return process.lines.get(timeout=min(left, 0.1))
+            except queue.Empty:
+                if process.popen.poll() is not None:  # exited; a line already written still counts
+                    try:
+                        return process.lines.get(timeout=0.05)
+                    except queue.Empty:
+                        return _EOF
+
+    def _exchange(self, process: _Process, op: str, payload: Any, timeout: float) -> Any:
         try:
-            answer = process.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            stale = process.lines.get_nowait()  # a line nobody asked for since the last answer
         except queue.Empty:
-            self._kill(process)
-            raise ExecFailure(
-                self._account(process, op, f"no answer within {timeout:g} s (hung; killed)"), ("ADP-018",)
-            ) from None
+            stale = None
+        request_id = self._send(process, op, payload)
+        answer = stale if stale is not None else self._receive(process, op, timeout)
         if answer is _EOF:
-            process.popen.wait()
-            status = process.popen.returncode
+            status = process.popen.wait()
             how = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
-            self._kill(process)
-            raise ExecFailure(self._account(process, op, f"the adapter ended ({how}) without answering"))
-        assert isinstance(answer, bytes)
-        try:
-            message = json.loads(answer)
-        except ValueError:
-            message = None
-        if (
-            not isinstance(message, dict)
-            or message.get("id") != request_id
-            or (("output" in message) == ("error" in message))
-        ):
-            self._kill(process)
-            shown = answer.decode("utf-8", "replace").rstrip("\n")[:300]
+            strays = self._kill(process)
+            raise ExecFailure(self._account(process, op, f"the adapter ended ({how}) without answering{strays}"))
+        limit = self.limits.shown_value_max
+        if isinstance(answer, _Overlong):
+            strays = self._kill(process)
+            shown = elide(answer.start.decode("utf-8", "replace"), limit)
             raise ExecFailure(
-                self._account(process, op, f"malformed response line {shown!r} (restarting)"), ("ADP-015", "ADP-016")
+                self._account(
+                    process, op, f"response line refused: longer than response_line_max "
+                    f"({self.limits.response_line_max} bytes) of the spec's exec_limits; it starts {shown!r}{strays}",
+                ),
+                ("ADP-015", "ADP-016"),
+            )  # fmt: skip
+        assert isinstance(answer, bytes)
+        shown = elide(answer.decode("utf-8", "replace").rstrip("\n"), limit)
+        reason, message = self._refusal(process, request_id, op, answer)
+        if reason is not None:
+            strays = self._kill(process)
+            refused = ("ADP-015",) if message is None else ("ADP-016",)  # not an object at all, or a wrong id/shape
+            raise ExecFailure(
+                self._account(process, op, f"malformed response line {shown!r}: {reason}{strays}"), refused
             )
         if self.envelopes is not None:
             for error in self.envelopes[1].iter_errors(message):
-                shown = answer.decode("utf-8", "replace").rstrip("\n")[:300]
                 raise ExecFailure(
                     f"{op}: response line {shown!r} is not a valid exec_response "
-                    f"(--validate-adapter): {describe_error(error)}",
+                    f"(--validate-adapter): {describe_error(error, limit)}",
                     ("ADP-015",),
                 )
         if "error" in message:
             error = message["error"]
             text = error.get("message") if isinstance(error, dict) else None
-            raise ExecFailure(f"{op} failed in the adapter: {text if isinstance(text, str) else error!r}", ("ADP-013",))
+            said = text if isinstance(text, str) else repr(error)
+            raise ExecFailure(f"{op} failed in the adapter: {elide(said, limit)}", ("ADP-013",))
         return message["output"]
+
+    @staticmethod
+    def _refusal(process: _Process, request_id: int, op: str, answer: bytes) -> tuple[str | None, Any]:
+        """Why a response line cannot be the answer to ``request_id`` (None if it can), and its message."""
+        try:
+            message = json.loads(answer)
+        except ValueError:
+            return f"not JSON ({ONLY_JSON_LINES})", None
+        if not isinstance(message, dict):
+            return f"not a JSON object ({ONLY_JSON_LINES})", None
+        got = message.get("id")
+        if got != request_id or isinstance(got, bool):
+            if isinstance(got, int) and not isinstance(got, bool) and got in process.asked and got < request_id:
+                return (
+                    f"duplicate answer to id {got} (the {process.asked[got]} request, answered already); "
+                    f"expected the answer to id {request_id} ({op})"
+                ), message
+            return f"wrong id {got!r}, expected {request_id}", message
+        if ("output" in message) == ("error" in message):
+            return "an exec response has exactly one of output and error", message
+        return None, message
 
     def _account(self, process: _Process, op: str, what: str) -> str:
         time.sleep(0.05)  # let the stderr reader catch the adapter's last words
         tail = bytes(process.stderr).decode("utf-8", "replace").strip()
         return f"{op}: {what}; adapter command {self.command!r}; end of its stderr:\n{tail or '(empty)'}"
+
+
+def _strays(survivors: list[Survivor]) -> str:
+    if not survivors:
+        return ""
+    return (
+        f"; {len(survivors)} process(es) it started outlived it (outside its process group) and were killed:"
+        + "".join(f"\n  {s}" for s in survivors)
+    )
 
 
 class ExecTarget:

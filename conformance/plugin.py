@@ -1,13 +1,17 @@
-"""The pytest plugin (entry point ``pytest11``): the adapter under test, Hypothesis profiles,
-requirement markers, the report header and the conformance report."""
+"""The suite's pytest plugin: the adapter under test, Hypothesis profiles, requirement markers,
+the report header and the conformance report.
+
+It is registered by the entry point (``subagent_conformance_plugin``) only when a run asks for
+the suite, and then acts on the suite's own tests only (``_ours``): a user's tests collected in
+the same run keep their markers, node ids, Hypothesis settings and reports. The fixtures
+``spec``, ``adapter`` and ``claim`` live in ``conformance/conftest.py``, scoped to the package."""
 
 from __future__ import annotations
 
 import datetime
 import json
-import os
 import platform
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -15,17 +19,16 @@ import pytest
 from hypothesis import settings
 
 import conformance
+from conformance import profiles, snapshots
 from conformance.adapter import Adapter, AdapterUsageError, load_adapter
 from conformance.blame import blamed_requirements, failure_records
 from conformance.coverage import GATE_KEY, RequirementGate
 from conformance.expected_failures import ExpectedFailures, load_entries
-from conformance.profiles import register_profiles
 from conformance.reach import REACHES_MARKER
 from conformance.report import (
     BLAMED_PROPERTY,
     EXPECTED_ATTRIBUTE,
     FAILURE_ATTRIBUTE,
-    NOT_APPLICABLE,
     REQUIREMENTS_PROPERTY,
     STATUSES,
     Recorder,
@@ -34,72 +37,13 @@ from conformance.report import (
 )
 from conformance.spec import Spec, SpecError, load_spec
 from conformance.summary import markdown_summary
-
-register_profiles()
-settings.load_profile(os.environ.get("SUBAGENT_CONFORMANCE_PROFILE", "ci" if os.environ.get("CI") else "default"))
+from subagent_conformance_plugin import suite_roots
 
 REQUIREMENT_MARKER = "requirement"
 REAL_PRODUCTS_MARKER = "real_products"
 REAL_PRODUCTS_NOT_REQUESTED = "real products tier not requested: pass --real-products"
 _session_key = pytest.StashKey["ConformanceSession"]()
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("subagent-conformance")
-    group.addoption(
-        "--impl",
-        default="reference_impl",
-        metavar="MODULE",
-        help="the implementation under test: pkg.mod or pkg.mod:attr with a CONFORMANCE declaration "
-        "(default: %(default)s, the bundled reference implementation)",
-    )
-    group.addoption(
-        "--exec-timeout",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="with --impl=exec:…, how long a pure operation may take before the adapter counts as hung "
-        "(default: pure_call_timeout of the spec's exec_limits)",
-    )
-    group.addoption(
-        "--validate-adapter",
-        action="store_true",
-        help="with --impl=exec:…, also validate every protocol line in both directions against "
-        "exec_request / exec_response of spec/schema/operations.json (operation values are always validated)",
-    )
-    group.addoption(
-        "--requirement",
-        action="append",
-        default=[],
-        metavar="IDS",
-        help="run only the tests that check these requirement IDs (comma-separated; repeatable)",
-    )
-    group.addoption(
-        "--expected-failures",
-        default=None,
-        metavar="FILE",
-        help="YAML/JSON list of known failures (requirement or test, reason, link); "
-        "listed failures are expected, a listed pass or an entry naming nothing fails the run",
-    )
-    group.addoption(
-        "--conformance-report",
-        default=None,
-        metavar="PATH",
-        help="write a JSON report: every requirement's status and every test's outcome",
-    )
-    group.addoption(
-        "--real-products",
-        action="store_true",
-        default=False,
-        help="also run the real-products tier: the installed Codex app-server and Claude Code CLI against fake "
-        "model services on 127.0.0.1 (install them first: subagent-conformance products install)",
-    )
-    group.addoption(
-        "--conformance-summary",
-        default=None,
-        metavar="PATH",
-        help="write a Markdown summary of the run, fit for a CI step summary",
-    )
+_ROOTS = tuple(suite_roots())  # the package, and a checkout's own tests/
 
 
 class ConformanceSession:
@@ -115,6 +59,20 @@ class ConformanceSession:
         self.stale: list[str] = []
         self.unused: list[str] = []
         self.error: str | None = None  # a usage error found after start-up (e.g. --requirement)
+        self.leftovers: list[str] = []
+        self.profile = profiles.chosen()  # the suite's Hypothesis profile, for its own tests only
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        """Our Hypothesis profile around our tests' calls, and the user's own around theirs."""
+        if not _ours(item):
+            return (yield)
+        previous = settings.get_current_profile_name()
+        profiles.load(self.profile)
+        try:
+            return (yield)
+        finally:
+            settings.load_profile(previous)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -122,6 +80,8 @@ class ConformanceSession:
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         """The run's one attribution: what a failure is blamed on, and whether it was expected."""
         report = yield
+        if not _ours(item):
+            return report
         if report.failed and call.excinfo is not None:
             exc = call.excinfo.value
             exact = blamed_requirements(exc)
@@ -155,10 +115,16 @@ class ConformanceSession:
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if not self.is_worker:
+        # The node id names the module: relative to the rootdir, or absolute (outside it, see _rename).
+        if not self.is_worker and _ours_path(self.config.rootpath / report.nodeid.partition("::")[0]):
             self.recorder.add(report)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        # An exec adapter ends with the session; a process it started that outlived it fails the run.
+        leftovers = self.adapter.close() if self.adapter.close is not None else []
+        if leftovers:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            self.leftovers = [str(s) for s in leftovers]
         if self.is_worker:
             return
         if self.expected is not None:
@@ -178,6 +144,10 @@ class ConformanceSession:
             self.adapter.close()
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.leftovers:
+            terminalreporter.section("processes the exec adapter left running (killed; the run fails)", red=True)
+            for line in self.leftovers:
+                terminalreporter.line(f"  {line}")
         counts: dict[str, int] = {}
         for test in self.recorder.tests.values():
             if test["outcome"] == "not-applicable":
@@ -206,6 +176,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     expected: ExpectedFailures | None = None
     try:
+        profiles.check(profiles.chosen())  # a bad $SUBAGENT_CONFORMANCE_PROFILE stops only the suite's runs
         spec = load_spec()
         if path := config.getoption("expected_failures"):  # before the adapter: a bad list starts nothing
             known = {req.id for req in spec.requirements()}
@@ -213,7 +184,7 @@ def pytest_configure(config: pytest.Config) -> None:
         adapter = load_adapter(
             config.getoption("impl"), spec, config.getoption("exec_timeout"), config.getoption("validate_adapter")
         )
-    except (SpecError, AdapterUsageError, pytest.UsageError) as exc:
+    except (SpecError, AdapterUsageError, pytest.UsageError, profiles.ProfileError) as exc:
         message = str(exc)
         write_outputs(config, usage_error_report(config, message))  # a CI step that uploads it finds it
         raise pytest.UsageError(message) from None
@@ -234,7 +205,7 @@ def run_provenance(config: pytest.Config, exit_status: int, error: str | None = 
         "verdict": "usage-error" if error else "incomplete",
         "python": platform.python_version(),
         "platform": platform.platform(terse=True),
-        "hypothesis_profile": settings.get_current_profile_name(),
+        "hypothesis_profile": profiles.chosen(),
         "args": [str(arg) for arg in config.invocation_params.args],
     }
     if error:
@@ -269,19 +240,32 @@ def write_outputs(config: pytest.Config, report: dict[str, Any]) -> None:
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     session = config.stash[_session_key]
-    current = settings()
+    current = profiles.settings_of(session.profile)
     seed = config.getoption("hypothesis_seed", default=None)
     how = "derandomized" if current.derandomize else f"seed {seed}" if seed is not None else "random seed"
     return [
         f"subagent-conformance {conformance.__version__}, spec {session.spec.version} "
         f"({sum(1 for _ in session.spec.requirements())} requirements)",
         f"adapter {session.adapter.impl}: {json.dumps(session.adapter.declaration, sort_keys=True)}",
-        f"hypothesis profile {settings.get_current_profile_name()!r}: "
+        f"hypothesis profile {session.profile!r} (the suite's tests only): "
         f"{current.max_examples} examples per property, {how}",
     ]
 
 
+def _ours_path(path: Path) -> bool:
+    resolved = path.resolve()
+    return any(resolved.is_relative_to(root) for root in _ROOTS)
+
+
+def _ours(item: pytest.Item) -> bool:
+    """Whether ``item`` is one of the suite's own tests (the package's, or a checkout's tests/)."""
+    return _ours_path(Path(item.path))
+
+
 def _ids(item: pytest.Item) -> list[str]:
+    """The requirement IDs of one of our tests; a user's own `requirement` marker is theirs."""
+    if not _ours(item):
+        return []
     return sorted({rid for mark in item.iter_markers(REQUIREMENT_MARKER) for rid in mark.args})
 
 
@@ -292,7 +276,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     tests collected from outside the rootdir (``--pyargs`` of the installed suite) node ids that
     can be pasted back into ``--deselect`` or a rerun: the module's absolute path."""
     known = {req.id for req in config.stash[_session_key].spec.requirements()}
-    for item in items:
+    for item in (item for item in items if _ours(item)):
         item.user_properties.append((REQUIREMENTS_PROPERTY, " ".join(_ids(item))))
         file, _, rest = item.nodeid.partition("::")
         if (config.invocation_params.dir / file).resolve() != item.path.resolve():
@@ -319,30 +303,23 @@ def _rename(item: pytest.Item, nodeid: str) -> None:
         setattr(item, "_nodeid", nodeid)  # noqa: B010
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Once the run's tests are known: guard the shipped snapshots if any of the suite's run."""
+    snapshots.guard(session.config, session.config.stash[_session_key].spec, session.items, _ours)
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """The real-products tier is opt-in: without --real-products its tests are reported as skipped."""
     if item.get_closest_marker(REAL_PRODUCTS_MARKER) and not item.config.getoption("real_products"):
         pytest.skip(REAL_PRODUCTS_NOT_REQUESTED)
 
 
-@pytest.fixture(scope="session")
-def spec(pytestconfig: pytest.Config) -> Spec:
-    """The loaded contract."""
-    return pytestconfig.stash[_session_key].spec
-
-
-@pytest.fixture(scope="session")
-def adapter(pytestconfig: pytest.Config) -> Adapter:
-    """The implementation under test, as --impl names it."""
-    return pytestconfig.stash[_session_key].adapter
-
-
-@pytest.fixture(scope="session")
-def claim(adapter: Adapter) -> Callable[[str, str], None]:
-    """``claim("bindings", "chunk-events")``: go on only if the adapter claims it; else not applicable."""
-
-    def need(kind: str, value: str) -> None:
-        if not adapter.claims(kind, value):
-            pytest.skip(f"{NOT_APPLICABLE}{adapter.impl} does not claim {kind} {value!r}")
-
-    return need
+def session_of(config: pytest.Config) -> ConformanceSession:
+    """The run's session; the suite's tests collected in a run that did not ask for it have none."""
+    session = config.stash.get(_session_key, None)
+    if session is None:
+        raise pytest.UsageError(
+            "the suite's tests were collected, but subagent-conformance was not activated for this run "
+            "(is its plugin disabled with -p no:subagent_conformance?)"
+        )
+    return session

@@ -43,9 +43,9 @@ def new_token() -> str:
     return f"run-{uuid.uuid4().hex}"
 
 
-def carrying(tokens: set[str]) -> list[Survivor]:
-    """Live (non-zombie) processes whose environment carries one of ``tokens``."""
-    needles = {f"{RUN_TOKEN_VARIABLE}={token}".encode(): token for token in tokens}
+def carrying(tokens: set[str], variable: str = RUN_TOKEN_VARIABLE) -> list[Survivor]:
+    """Live (non-zombie) processes whose environment carries one of ``tokens`` in ``variable``."""
+    needles = {f"{variable}={token}".encode(): token for token in tokens}
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():

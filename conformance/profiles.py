@@ -1,34 +1,74 @@
-"""The Hypothesis profiles of the suite."""
+"""The Hypothesis profiles of the suite, for the suite's own tests only.
+
+Registered under names of their own (``subagent-conformance-<name>``): registering Hypothesis's
+``default`` would re-load it and change the settings of every other test in the process.
+``$SUBAGENT_CONFORMANCE_PROFILE`` names one by its short name; it is read only when the suite
+runs, and a value that names no profile stops only the suite's run, with a usage error.
+"""
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 from hypothesis import HealthCheck, Phase, settings
+
+VARIABLE = "SUBAGENT_CONFORMANCE_PROFILE"
+_PREFIX = "subagent-conformance-"
+
+# "default" for development; "ci" derandomized so that a CI log reproduces; "thorough" for
+# deeper runs before a release or a product-version bump; "selftest" finds a known-bad adapter
+# fast and skips shrinking, since only the verdict matters there.
+PROFILES: dict[str, dict[str, Any]] = {
+    "default": {"max_examples": 100, "deadline": None},
+    "ci": {
+        "max_examples": 100,
+        "deadline": None,
+        "derandomize": True,
+        "print_blob": True,
+        "suppress_health_check": [HealthCheck.too_slow],
+    },
+    "thorough": {"max_examples": 2000, "deadline": None, "suppress_health_check": [HealthCheck.too_slow]},
+    "selftest": {
+        "max_examples": 100,
+        "deadline": None,
+        "derandomize": True,
+        "phases": [Phase.explicit, Phase.reuse, Phase.generate],
+        "suppress_health_check": list(HealthCheck),
+    },
+}
+
+
+class ProfileError(ValueError):
+    """``$SUBAGENT_CONFORMANCE_PROFILE`` names no profile of the suite."""
 
 
 def register_profiles() -> None:
-    # "default" for development; "ci" derandomized so that a CI log reproduces; "thorough"
-    # for deeper runs before a release or a product-version bump; "selftest" finds a
-    # known-bad adapter fast and skips shrinking, since only the verdict matters there.
-    settings.register_profile("default", max_examples=100, deadline=None)
-    settings.register_profile(
-        "ci",
-        max_examples=100,
-        deadline=None,
-        derandomize=True,
-        print_blob=True,
-        suppress_health_check=[HealthCheck.too_slow],
-    )
-    settings.register_profile(
-        "thorough",
-        max_examples=2000,
-        deadline=None,
-        suppress_health_check=[HealthCheck.too_slow],
-    )
-    settings.register_profile(
-        "selftest",
-        max_examples=100,
-        deadline=None,
-        derandomize=True,
-        phases=[Phase.explicit, Phase.reuse, Phase.generate],
-        suppress_health_check=list(HealthCheck),
-    )
+    for name, values in PROFILES.items():
+        if _PREFIX + name not in settings._profiles:  # registered once: re-registering re-loads
+            settings.register_profile(_PREFIX + name, **values)
+
+
+def chosen() -> str:
+    """The short name the environment asks for ($SUBAGENT_CONFORMANCE_PROFILE, else ci on CI)."""
+    return os.environ.get(VARIABLE) or ("ci" if os.environ.get("CI") else "default")
+
+
+def check(name: str) -> None:
+    if name not in PROFILES:
+        raise ProfileError(
+            f"{VARIABLE}={name!r} names no Hypothesis profile of the suite; its profiles are {', '.join(PROFILES)}"
+        )
+
+
+def settings_of(name: str) -> settings:
+    register_profiles()
+    check(name)
+    return settings.get_profile(_PREFIX + name)
+
+
+def load(name: str) -> None:
+    """Make profile ``name`` (a short name) the one in force."""
+    register_profiles()
+    check(name)
+    settings.load_profile(_PREFIX + name)

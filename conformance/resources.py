@@ -27,3 +27,15 @@ def spec_dir() -> Path:
 def fixtures_dir() -> Path:
     """The folder holding fake products, scenario scripts and known-bad adapters."""
     return _data_dir("fixtures")
+
+
+def installed_package() -> Path | None:
+    """The package folder when the suite runs from an installed wheel (it ships its data under
+    _data), None in a checkout or an editable install, where the data is the project's own."""
+    return _PACKAGE if (_PACKAGE / "_data").is_dir() else None
+
+
+def inside_installed_package(path: Path) -> bool:
+    """Whether writing to ``path`` would change the installed suite itself."""
+    package = installed_package()
+    return package is not None and path.resolve().is_relative_to(package.resolve())

@@ -21,13 +21,15 @@ from typing import Any
 
 import jsonschema
 import referencing
-from jsonschema.exceptions import ValidationError, best_match
+from jsonschema.exceptions import best_match
 
 from conformance import yamlpos
 from conformance.resources import spec_dir
+from conformance.schema_errors import SCHEMA_URN as SCHEMA_URN  # re-exported: callers import it from here
+from conformance.schema_errors import deepest
+from conformance.schema_errors import describe_error as describe_error  # re-exported: callers import it from here
 from conformance.yamlpos import Located, Path_, YamlError, format_path, load_located
 
-SCHEMA_URN = "urn:subagent-conformance:spec:"
 _PREFIXES = {
     "selection": "SEL",
     "results": "RES",
@@ -48,6 +50,7 @@ class Problem:
     line: int
     field: str
     message: str
+    root: bool = False  # a cause of other problems (a repeated ID): listed before all others
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.field}: {self.message}"
@@ -57,7 +60,7 @@ class SpecError(ValueError):
     """The spec did not load; ``problems`` says every place that is wrong."""
 
     def __init__(self, problems: list[Problem]) -> None:
-        self.problems = sorted(problems, key=lambda p: (p.file, p.line, p.field))
+        self.problems = sorted(problems, key=lambda p: (not p.root, p.file, p.line, p.field))
         lines = "\n".join(f"  {p}" for p in self.problems)
         super().__init__(f"the spec has {len(self.problems)} problem(s):\n{lines}")
 
@@ -224,29 +227,11 @@ def operations_schema(root: Path, definition: str) -> jsonschema.protocols.Valid
     return schema_validator(root, "operations").evolve(schema={"$ref": f"{SCHEMA_URN}operations#/$defs/{definition}"})
 
 
-def describe_error(error: ValidationError) -> str:
-    """A schema error as one line: what is wrong, where in the value, and the offending value
-    (for a oneOf/anyOf, the closest branch's complaint rather than "not valid under any")."""
-    error = _deepest(error)
-    where = "".join(f"[{p!r}]" for p in error.absolute_path) or "(the whole value)"
-    offending = json.dumps(error.instance, ensure_ascii=False)
-    if len(offending) > 300:
-        offending = offending[:300] + "…"
-    return f"{error.message} at {where}; offending value: {offending}"
-
-
-def _deepest(error: ValidationError) -> ValidationError:
-    # oneOf/anyOf say only "not valid under any": the closest branch says what is wrong.
-    while error.context:
-        error = best_match(error.context)
-    return error
-
-
 def schema_problems(located: Located, validator: jsonschema.protocols.Validator, file: str) -> list[Problem]:
     """Every schema violation of a loaded document, each at its line and field."""
     problems: dict[str, Problem] = {}
     for error in validator.iter_errors(located.data):
-        error = _deepest(error)
+        error = deepest(error)
         path: Path_ = tuple(error.absolute_path)
         field = format_path(path)
         # Several subschemas may reject the same value; its first complaint says enough.
@@ -307,10 +292,10 @@ class _Loader:
         self.problems: list[Problem] = []
         self.docs: dict[str, Located] = {}
 
-    def problem(self, file: str, path: Path_, message: str) -> None:
+    def problem(self, file: str, path: Path_, message: str, root: bool = False) -> None:
         doc = self.docs.get(file)
         line = doc.line_of(path) if doc else 1
-        self.problems.append(Problem(file, line, format_path(path), message))
+        self.problems.append(Problem(file, line, format_path(path), message, root))
 
     def load(self, file: str, schema: str) -> Any:
         try:
@@ -449,7 +434,7 @@ def _build_seeds(data: dict[str, Any]) -> Iterator[Seed]:
 
 def _cross_check(spec: Spec, loader: _Loader, seed_map: str, unloaded: set[str]) -> None:
     """What a JSON Schema cannot say: IDs, references between files, typed table cells."""
-    ids: dict[str, str] = {}
+    ids: dict[str, str] = {}  # requirement ID -> "file:line" of its first definition
     unloaded_prefixes = {_PREFIXES[a] for a in unloaded}
     stated_tables: set[tuple[str, str]] = set()
     seed_files = {p.name for p in (spec.root / "seeds").glob("*.txt")}
@@ -461,8 +446,9 @@ def _cross_check(spec: Spec, loader: _Loader, seed_map: str, unloaded: set[str])
             if not req.id.startswith(area.id_prefix + "-"):
                 loader.problem(area.file, at + ("id",), f"{req.id} does not carry this file's prefix {area.id_prefix}")
             if req.id in ids:
-                loader.problem(area.file, at + ("id",), f"{req.id} is already used in {ids[req.id]}")
-            ids[req.id] = area.file
+                loader.problem(area.file, at + ("id",), f"{req.id} is already used at {ids[req.id]}", root=True)
+            line = loader.docs[area.file].line_of(at + ("id",)) if area.file in loader.docs else 1
+            ids.setdefault(req.id, f"{area.file}:{line}")
             for t in req.tables:
                 if t not in area.tables:
                     loader.problem(area.file, at + ("tables",), f"names table {t!r}, which {area.file} does not have")

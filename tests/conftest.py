@@ -19,7 +19,6 @@ from typing import Any, Protocol
 import pytest
 from hypothesis import settings
 
-from conformance.profiles import register_profiles
 from conformance.resources import spec_dir
 
 Edit = Callable[[str, str, str], int]
@@ -109,8 +108,7 @@ def _isolated(cwd: Path, importable: Sequence[Path], env: Mapping[str, str]) -> 
         os.environ.update(env)
         # As `python -m pytest` in cwd with PYTHONPATH=importable: both come first on sys.path.
         sys.path[:0] = [str(p) for p in roots]
-        register_profiles()  # the plugin reads $SUBAGENT_CONFORMANCE_PROFILE only when first imported
-        settings.load_profile(os.environ.get(PROFILE_VARIABLE, NESTED_PROFILE))
+        os.environ.setdefault(PROFILE_VARIABLE, NESTED_PROFILE)  # the suite reads it for each run
         yield
     finally:
         settings.load_profile(saved_profile)

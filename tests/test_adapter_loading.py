@@ -102,10 +102,11 @@ def test_the_header_names_the_adapter_and_its_claims(run_pytest: RunPytest) -> N
 
 
 @pytest.mark.requirement("ADP-008", "ADP-010")
-def test_a_claimed_but_missing_operation_fails_naming_it(run_pytest: RunPytest) -> None:
+def test_a_claimed_but_missing_operation_stops_the_run_naming_each(run_pytest: RunPytest) -> None:
     done = run_pytest("lacks_fold", "conformance.test_selection", "-k", "golden_vector and chunk-")
-    assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
-    assert "adapter lacks_fold claims what needs operation 'fold_output'" in done.out
+    assert done.code == pytest.ExitCode.USAGE_ERROR, done.tail
+    assert "--impl=lacks_fold: CONFORMANCE claims what needs 4 operation(s)" in done.err, done.tail
+    assert {"  fold_output", "  settle_run", "  render_tool_result", "  bound_diagnostic"} <= set(done.err.splitlines())
 
 
 @pytest.mark.requirement("ADP-008", "ADP-009", "ADP-022")

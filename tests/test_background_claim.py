@@ -1,6 +1,6 @@
 """The background operations follow the optional `background` claim: an adapter without a Job
 runtime leaves the key out and every background requirement is not applicable to it; one that
-claims a mode but lacks that mode's operation fails naming it."""
+claims a mode but lacks that mode's operation is stopped at the door, naming it (ADP-010)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,11 @@ def write(tmp_path: Path) -> Iterator[Any]:
 
 @pytest.mark.requirement("ADP-008", "ADP-009")
 def test_no_background_claim_is_not_applicable(write: Any, run_suite: RunSuite) -> None:
-    write("no_job_runtime", "from reference_impl import select_output, fold_output, settle_run\n" + _WITHOUT)
+    write(
+        "no_job_runtime",
+        "from reference_impl import select_output, fold_output, settle_run, render_tool_result, bound_diagnostic\n"
+        + _WITHOUT,
+    )
     run = run_suite("--pyargs", "conformance.test_background", impl="no_job_runtime", report=True)
     assert run.code == 0, run.tail
     statuses = {r["id"]: r["status"] for r in run.report["requirements"] if r["id"].startswith("BGD-")}
@@ -61,5 +65,6 @@ def test_a_claimed_mode_requires_its_operations(row: dict[str, Any], write: Any,
     source += _WITHOUT.replace('"process_drivers": []', f'"process_drivers": [], "background": ["{_mode(row)}"]')
     write("lacks_one", source)
     run = run_suite("--pyargs", "conformance.test_background", "-k", "vector", impl="lacks_one")
-    assert run.code == pytest.ExitCode.TESTS_FAILED, run.tail
-    assert f"claims what needs operation '{row['operation']}'" in run.out, run.tail
+    assert run.code == pytest.ExitCode.USAGE_ERROR, run.tail
+    assert "--impl=lacks_one: CONFORMANCE claims what needs" in run.err, run.tail
+    assert f"  {row['operation']}" in run.err.splitlines(), run.tail

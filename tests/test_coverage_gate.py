@@ -131,36 +131,31 @@ def test_a_partial_run_does_not_trip_the_gate(collect: Collect, gate_on: Copy, a
     assert "requirement coverage gate" not in output
 
 
-UNKNOWN_ID = """
-import pytest
+# tests/data/marks_unknown_id.py gives one of the suite's own tests a marker naming an ID the spec
+# lacks (a test file of the user's own is not the suite's: its `requirement` marker is never
+# checked). It is loaded with -p by its dotted name, importable by xdist workers too.
+MARKS_UNKNOWN = ("-p", "tests.data.marks_unknown_id")
+MARKED = "::test_golden_vector_names_are_unique: SEL-998"
 
 
-@pytest.mark.requirement("SEL-001", "SEL-998")
-def test_names_an_unknown_requirement():
-    pass
-"""
+def test_an_unknown_requirement_id_fails_any_run(run_suite: RunSuite) -> None:
+    done = run_suite("--collect-only", "-q", *MARKS_UNKNOWN, "--pyargs", "conformance.test_spec")
+    assert done.code == pytest.ExitCode.INTERRUPTED, done.output
+    assert "requirement markers name IDs the spec does not define:\n  " in done.out, done.out
+    assert MARKED in done.out and ": SEL-001" not in done.out
 
 
-def test_an_unknown_requirement_id_fails_any_run(tmp_path: Path, collect: Collect) -> None:
-    (tmp_path / "test_unknown_id.py").write_text(UNKNOWN_ID, encoding="utf-8")
-    code, output, _ = collect(str(tmp_path / "test_unknown_id.py"))
-    assert code == pytest.ExitCode.INTERRUPTED, output
-    assert "requirement markers name IDs the spec does not define:\n  test_unknown_id.py::" in output, output
-    assert "test_names_an_unknown_requirement: SEL-998" in output and ": SEL-001" not in output
-
-
-def test_under_xdist_the_gate_fails_once_and_runs_nothing(tmp_path: Path, run_suite: RunSuite) -> None:
+def test_under_xdist_the_gate_fails_once_and_runs_nothing(run_suite: RunSuite) -> None:
     """Every worker collects and finds the same problem; the controller shows it once, as a
     collection error, and no worker runs a test. (An untested requirement in a whole-suite run
     goes through the same report as the unknown ID used here, which needs no whole suite.)
     The controller runs nested in this process; its two workers are interpreters of their own."""
-    (tmp_path / "test_unknown_id.py").write_text(UNKNOWN_ID, encoding="utf-8")
-    done = run_suite("-n", "2", str(tmp_path / "test_unknown_id.py"), xdist=True)
+    done = run_suite("-n", "2", *MARKS_UNKNOWN, "--pyargs", "conformance.test_spec", xdist=True)
     output = done.output
     assert done.code == pytest.ExitCode.TESTS_FAILED, output
     assert "INTERNALERROR" not in output and "crashed" not in output, output
     assert output.count("ERROR collecting test session") == 1, output
-    assert "test_names_an_unknown_requirement: SEL-998" in output, output
+    assert MARKED in output, output
     assert re.search(r"\b2 workers \[0 items\]", output) and " passed" not in output, output
 
 

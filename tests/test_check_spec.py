@@ -1,0 +1,99 @@
+"""``check-spec`` checks everything the spec holds, not only its schemas: golden vectors against
+the suite's oracles, the bound vectors' byte counts, and the scenario scripts and recordings
+cases built on the spec, each problem as file:line: field: message."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+from conformance.resources import fixtures_dir
+from tests.conftest import Edit
+
+
+def check_spec(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str]]:
+    code = main([*args, "check-spec"]) if not args or args[0] == "--spec" else main(["check-spec", *args])
+    err = capsys.readouterr().err
+    return code, [line.strip() for line in err.splitlines()[1:]]
+
+
+def spec_args(spec_copy: Path) -> tuple[str, ...]:
+    return ("--spec", str(spec_copy))
+
+
+def test_a_selection_vector_that_contradicts_the_oracle_is_named(
+    spec_copy: Path, edit: Edit, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The first golden vector selects "step one" (the last non-empty message); claim the first text.
+    text = (spec_copy / "selection.yaml").read_text(encoding="utf-8")
+    row = text.index("- name: chunk-last-non-empty-message-past-empty-usage-message")
+    expected = re.compile(r"^        expected: .*$", re.MULTILINE).search(text, row)
+    assert expected
+    line = text.count("\n", 0, expected.start()) + 1
+    (spec_copy / "selection.yaml").write_text(
+        text[: expected.start()] + '        expected: [{"type": "text", "text": "not what the rule selects"}]'
+        + text[expected.end() :], encoding="utf-8",
+    )  # fmt: skip
+    code, problems = check_spec(capsys, *spec_args(spec_copy))
+    assert code == 1
+    assert len(problems) == 1 and problems[0].startswith(
+        f"selection.yaml:{line}: tables.golden_vectors.rows[0].expected: the selection oracle (SelectionOracle) gives"
+    ), problems
+
+
+def test_a_bound_vector_with_a_wrong_byte_count_is_named(
+    spec_copy: Path, edit: Edit, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vector = r"(?<=name: ascii-exactly-4096-unchanged, covers: \[\"DIA-019\"\], input_bytes: )4096"
+    line = edit("diagnostic.yaml", vector, "4095")
+    code, problems = check_spec(capsys, *spec_args(spec_copy))
+    assert code == 1
+    field = "tables.bound_vectors.rows[1].input_bytes"
+    assert f"diagnostic.yaml:{line}: {field}: is 4095, but the text is 4096 UTF-8 bytes" in problems, problems
+
+
+def test_a_render_vector_that_contradicts_the_tables_is_named(
+    spec_copy: Path, edit: Edit, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = edit("results.yaml", r"(?<=Error: subagent run failed\\nDiagnostic: )Claude Code denied", "Codex denied")
+    code, problems = check_spec(capsys, *spec_args(spec_copy))
+    assert code == 1
+    assert [p for p in problems if p.startswith(f"results.yaml:{line}: tables.render_vectors.rows[")], problems
+    assert all("expected_rendering gives" in p for p in problems), problems
+
+
+def test_a_duplicate_requirement_id_names_both_lines(
+    spec_copy: Path, edit: Edit, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = edit("selection.yaml", r"(?<=  - id: )SEL-001\b", "SEL-001")
+    second = edit("selection.yaml", r"(?<=  - id: )SEL-002\b", "SEL-001")
+    code, problems = check_spec(capsys, *spec_args(spec_copy))
+    assert code == 1
+    assert problems[0].startswith(f"selection.yaml:{second}: requirements[") and problems[0].endswith(
+        f".id: SEL-001 is already used at selection.yaml:{first}"
+    ), problems
+
+
+def test_a_scenario_script_with_an_unknown_field_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fixtures = tmp_path / "fixtures"
+    for folder in ("scenarios", "recordings"):
+        shutil.copytree(fixtures_dir() / folder, fixtures / folder)
+    script = fixtures / "scenarios" / "codex.yaml"
+    text = script.read_text(encoding="utf-8")
+    at = text.index("  - name: completed-answer\n")
+    unknown = "  - name: completed-answer\n    sleep_first: 3\n"
+    script.write_text(text[:at] + unknown + text[at + 27 :], encoding="utf-8")
+    line = text.count("\n", 0, at) + 1
+    code, problems = check_spec(capsys, "--fixtures", str(fixtures))
+    assert code == 1
+    assert len(problems) == 1 and problems[0].startswith(f"{script}:{line}: scenarios[0]: "), problems
+    assert "'sleep_first' was unexpected" in problems[0], problems
+
+
+def test_the_shipped_spec_and_fixtures_pass(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check-spec"]) == 0
+    assert "golden vectors agree with the oracles" in capsys.readouterr().out

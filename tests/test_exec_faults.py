@@ -1,0 +1,152 @@
+"""Exec adapter faults, each named exactly: processes that leave the adapter's group, a huge or
+wrong response line, a duplicate answer, a crash while a child holds stdout, a start-up banner
+on stdout, a command that cannot be split and a timeout that is not positive."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import RunSuite, SuiteRun
+
+ADAPTER = """
+import json, os, subprocess, sys
+import reference_impl
+mode = os.environ["SUBAGENT_ADAPTER_FAULT"]
+sleeper = [sys.executable, "-c", "import time; time.sleep(300)", os.environ.get("SUBAGENT_ADAPTER_MARKER", "")]
+if mode == "banner":
+    print("my-adapter 1.0 ready")  # a banner on stdout, where only JSON lines belong
+    sys.stdout.flush()
+for line in sys.stdin:
+    request = json.loads(line)
+    rid, op = request["id"], request["op"]
+    if op == "describe":
+        if mode == "setsid":  # a grandchild in a session of its own: the group kill misses it
+            subprocess.Popen(sleeper, start_new_session=True, stdout=subprocess.DEVNULL)
+        answer = {"id": rid, "output": reference_impl.CONFORMANCE}
+    elif mode == "crash-held":  # a child keeps stdout open while the adapter dies
+        subprocess.Popen(sleeper)
+        sys.stderr.write("fell over\\n"); sys.stderr.flush()
+        os._exit(3)
+    elif mode == "huge":
+        answer = {"id": rid, "output": {"isError": True, "text": "x" * (9 * 1024 * 1024)}}
+    elif mode == "wrong-shape":
+        answer = {"id": rid, "output": {"isError": "yes", "text": "y" * 100000}}
+    elif mode == "wrong-id":
+        answer = {"id": rid + 100, "output": None}
+    else:
+        answer = {"id": rid, "output": getattr(reference_impl, op)(request["input"])}
+    sys.stdout.write(json.dumps(answer) + "\\n")
+    if mode == "twice" and op != "describe":
+        sys.stdout.write(json.dumps(answer) + "\\n")
+    sys.stdout.flush()
+"""
+RENDER = ("--pyargs", "conformance.test_results", "-k", "render_vector and upstream")
+RunFault = Callable[..., SuiteRun]
+
+
+@pytest.fixture
+def marker() -> str:
+    """A word that names the processes of one test, to find them in /proc."""
+    return f"marker-{uuid.uuid4().hex}"
+
+
+@pytest.fixture
+def run_fault(tmp_path: Path, run_suite: RunSuite, marker: str) -> RunFault:
+    script = tmp_path / "faulty_adapter.py"
+    script.write_text(ADAPTER, encoding="utf-8")
+
+    def run(fault: str, *args: str) -> SuiteRun:
+        env = {"SUBAGENT_ADAPTER_FAULT": fault, "SUBAGENT_ADAPTER_MARKER": marker}
+        return run_suite("-q", *args, impl=f"exec:{sys.executable} {script}", env=env)
+
+    return run
+
+
+def _alive(marker: str) -> list[str]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmdline = (proc / "cmdline").read_bytes()
+                state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if marker.encode() in cmdline and state != "Z":
+                found.append(proc.name)
+    return found
+
+
+def _longest_line(done: SuiteRun) -> int:
+    return max(len(line) for line in done.output.splitlines())
+
+
+@pytest.mark.requirement("ADP-021")
+def test_a_process_that_left_the_adapters_group_fails_the_run_and_is_killed(run_fault: RunFault, marker: str) -> None:
+    done = run_fault("setsid", *RENDER)
+    assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
+    assert "processes the exec adapter left running (killed; the run fails)" in done.out, done.tail
+    assert f"time.sleep(300) {marker}" in done.out, done.tail
+    assert _alive(marker) == []
+
+
+@pytest.mark.requirement("ADP-019")
+def test_a_crash_is_reported_by_its_exit_status_while_a_child_holds_stdout(run_fault: RunFault, marker: str) -> None:
+    done = run_fault("crash-held", "--exec-timeout=8", *RENDER)
+    assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
+    assert "render_tool_result: the adapter ended (exit status 3) without answering" in done.out, done.tail
+    assert "no answer within" not in done.out and "fell over" in done.out, done.tail
+    assert _alive(marker) == []
+
+
+@pytest.mark.requirement("ADP-015", "ADP-019")
+@pytest.mark.reaches("adapter-protocol.exec_limits", 5)
+def test_a_line_beyond_response_line_max_is_refused_unread_and_shown_short(run_fault: RunFault) -> None:
+    done = run_fault("huge", *RENDER)
+    assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
+    assert "response line refused: longer than response_line_max (8388608 bytes)" in done.out, done.tail
+    assert _longest_line(done) < 2000, "the offending line must be shown cut to shown_value_max"
+
+
+@pytest.mark.requirement("ADP-012")
+@pytest.mark.reaches("adapter-protocol.exec_limits", 6)
+def test_an_offending_value_is_shown_cut_to_shown_value_max(run_fault: RunFault) -> None:
+    done = run_fault("wrong-shape", *RENDER)
+    assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
+    assert "'yes' is not of type 'boolean' at ['isError']" in done.out, done.tail
+    assert _longest_line(done) < 2000, "a 100 000-character value must not be printed whole"
+
+
+@pytest.mark.requirement("ADP-016")
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [
+        ("wrong-id", "': wrong id 102, expected 2"),
+        ("twice", ": duplicate answer to id 2 (the render_tool_result request, answered already); "
+                  "expected the answer to id 3 (render_tool_result)"),
+    ],
+)  # fmt: skip
+def test_a_refused_response_line_says_why(run_fault: RunFault, fault: str, reason: str) -> None:
+    done = run_fault(fault, *RENDER)
+    assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
+    assert "malformed response line '{" in done.out and reason in done.out, done.tail
+
+
+@pytest.mark.requirement("ADP-015", "ADP-017")
+def test_a_banner_on_stdout_is_told_that_stdout_carries_only_json_lines(run_fault: RunFault) -> None:
+    done = run_fault("banner", *RENDER)
+    assert done.code == pytest.ExitCode.USAGE_ERROR, done.tail
+    assert "malformed response line 'my-adapter 1.0 ready': not JSON (stdout carries only JSON lines" in done.err
+    assert "write logs and banners to stderr" in done.err and "restarting" not in done.err, done.tail
+
+
+@pytest.mark.requirement("ADP-001", "ADP-006")
+def test_a_command_that_cannot_be_split_is_a_malformed_impl_usage_error(run_suite: RunSuite) -> None:
+    done = run_suite("--pyargs", "conformance.test_spec", impl="exec:python 'adapter.py")
+    assert done.code == pytest.ExitCode.USAGE_ERROR, done.tail
+    assert "--impl=exec:python 'adapter.py: cannot split \"python 'adapter.py\" into words by shell rules" in done.err
+    assert "No closing quotation" in done.err and "INTERNALERROR" not in done.output, done.tail
