@@ -73,9 +73,9 @@ class Violation(AssertionError):
         lines.append(f"actual: {_shown(self.actual)}")
         if self.detail:
             lines.append(f"difference: {self.detail}")
-        for title, text in self.sections.items():
+        for title, text in self.sections.items():  # verbatim, so that a printed vector pastes as it is
             lines.append(f"{title}:")
-            lines.extend("  " + line for line in text.splitlines())
+            lines.extend(text.splitlines())
         return "\n".join(lines)
 
 

@@ -122,6 +122,8 @@ def check_same_diagnostic_in_the_foreground(adapter: Adapter, spec: Spec, result
     """The foreground tool result of the same result shows the same diagnostic the Job shows (the
     Job's side is check_job's): the first difference from RES-024's text, if it falls in the
     diagnostic or right after it, is RES-024's; anywhere else it is the results tests' to blame."""
+    if "diagnostic" in result and result["stopReason"] in ("completed", "aborted"):
+        return  # outside render_tool_result's domain (RES-029, DIA-014): only the Job path meets it (BGD-003)
     span = foreground_diagnostic_span(spec, result)
     if span is None or not adapter.declaration.get("bindings"):
         return

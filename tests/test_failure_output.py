@@ -45,7 +45,8 @@ def test_mismatch_is_printed_as_a_pasteable_golden_vector(spec_copy: Path) -> No
     with pytest.raises(AssertionError) as caught:
         assert_selection("chunk-events", ["SEL-003", "SEL-008"], STEPS, expected, [], "select_output")
     message = str(caught.value)
-    assert message.startswith('select_output: expected [{"type": "text", "text": "partial 权限"}], got []')
+    assert message.startswith("violates SEL-003 (MUST) "), message  # what the empty message erased
+    assert 'expected: [{"type": "text", "text": "partial 权限"}]\nactual: []\n' in message
     vector = message.split("table golden_vectors):\n", 1)[1]
 
     # Paste it into a copy of the spec: the spec must still load, with the new row in place.
