@@ -1,0 +1,144 @@
+"""The exec protocol's limits and lines, row by row (tables exec_limits and exec_lines of
+spec/adapter-protocol.yaml), and each --impl form of table impl_forms.
+
+A deadline is checked at a shortened value, so that a test does not wait its whole length: the
+value the suite uses is the row's (checked first), and the shortened copy proves that the limit is
+the one applied where the row says."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.exec_adapter import ExecAdapter, ExecFailure, ExecStartError, Limits
+from conformance.reach import row_params
+from conformance.spec import load_spec, operations_schema
+from tests.conftest import RunSuite
+
+SPEC = load_spec()
+LIMITS = {row["name"]: row for row in SPEC.table("adapter-protocol", "exec_limits").rows}
+MUTE = "import sys, time\nfor line in sys.stdin:\n    time.sleep(3600)\n"  # reads requests, never answers
+DESCRIBES_THEN_MUTE = (
+    "import json, sys, time\nimport reference_impl\nfor line in sys.stdin:\n    r = json.loads(line)\n"
+    "    if r['op'] == 'describe':\n"
+    "        print(json.dumps({'id': r['id'], 'output': reference_impl.CONFORMANCE}), flush=True)\n"
+    "    else:\n        time.sleep(3600)\n"
+)
+DEAF = "import signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nsys.stdin.close()\ntime.sleep(3600)\n"
+
+
+def _limits(**shortened: float) -> Limits:
+    return dataclasses.replace(Limits.from_spec(SPEC), **shortened)
+
+
+def _command(tmp_path: Path, source: str) -> str:
+    script = tmp_path / "adapter.py"
+    script.write_text(source, encoding="utf-8")
+    return f"{sys.executable} {script}"
+
+
+def _row(name: str) -> list[Any]:
+    return row_params(SPEC, "adapter-protocol", "exec_limits", where=lambda r: r["name"] == name)
+
+
+@pytest.mark.requirement("ADP-017", "ADP-018")
+@pytest.mark.parametrize("row", _row("describe_timeout"))
+def test_a_silent_adapter_is_given_up_after_describe_timeout(tmp_path: Path, row: dict[str, Any]) -> None:
+    assert Limits.from_spec(SPEC).describe_timeout == row["value"]
+    adapter = ExecAdapter(_command(tmp_path, MUTE), SPEC, _limits(describe_timeout=0.5))
+    started = time.monotonic()
+    with pytest.raises(ExecStartError) as caught:
+        adapter.describe()
+    adapter.close()
+    assert time.monotonic() - started < row["value"], "the describe deadline was not applied"
+    assert "did not describe itself" in str(caught.value) and "no answer within 0.5 s" in str(caught.value)
+
+
+@pytest.mark.requirement("ADP-018")
+@pytest.mark.parametrize("row", _row("process_call_timeout"))
+def test_a_process_operation_gets_process_call_timeout(tmp_path: Path, row: dict[str, Any]) -> None:
+    assert Limits.from_spec(SPEC).process_call_timeout == row["value"]
+    adapter = ExecAdapter(_command(tmp_path, DESCRIBES_THEN_MUTE), SPEC, _limits(process_call_timeout=0.5))
+    adapter.describe()
+    with pytest.raises(ExecFailure) as caught:
+        adapter.call("run_codex", {"runs": []})
+    adapter.close()
+    assert "run_codex: no answer within 0.5 s" in str(caught.value) and caught.value.requirements == ("ADP-018",)
+
+
+@pytest.mark.requirement("ADP-020", "ADP-021")
+@pytest.mark.parametrize("row", _row("shutdown_grace"))
+def test_an_adapter_that_outstays_shutdown_grace_is_killed(tmp_path: Path, row: dict[str, Any]) -> None:
+    assert Limits.from_spec(SPEC).shutdown_grace == row["value"]
+    adapter = ExecAdapter(_command(tmp_path, DEAF), SPEC, _limits(shutdown_grace=0.3))
+    process = adapter._start()
+    started = time.monotonic()
+    adapter.close()
+    assert time.monotonic() - started < row["value"] and process.popen.poll() is not None
+
+
+@pytest.mark.requirement("ADP-019")
+@pytest.mark.parametrize("row", _row("stderr_tail"))
+def test_a_crash_shows_at_most_stderr_tail_of_the_end_of_stderr(tmp_path: Path, row: dict[str, Any]) -> None:
+    noisy = (
+        "import sys\nsys.stderr.write('x' * 20000 + 'THE-END')\nsys.stderr.flush()\n"
+        "for line in sys.stdin:\n    sys.exit(3)\n"
+    )
+    adapter = ExecAdapter(_command(tmp_path, noisy), SPEC, Limits.from_spec(SPEC))
+    adapter._start()
+    time.sleep(0.3)
+    with pytest.raises(ExecFailure) as caught:
+        adapter.call("bound_diagnostic", {"text": "x"})
+    adapter.close()
+    tail = str(caught.value).rsplit("end of its stderr:\n", 1)[1]
+    assert tail.endswith("THE-END") and len(tail.encode("utf-8")) <= row["value"]
+
+
+@pytest.mark.requirement("ADP-015", "ADP-016")
+@pytest.mark.parametrize(
+    "row",
+    row_params(SPEC, "adapter-protocol", "exec_lines", marks=lambda r: [pytest.mark.requirement(*r["covers"])]),
+)
+def test_exec_line(row: dict[str, Any]) -> None:
+    """Each example line is valid, or not, as its row says, against its message's schema."""
+    try:
+        value = json.loads(row["line"])
+    except ValueError:
+        valid = False
+    else:
+        valid = not list(operations_schema(SPEC.root, row["message"]).iter_errors(value))
+    assert valid == row["valid"], f"{row['name']}: {row['line']} should be {'valid' if row['valid'] else 'invalid'}"
+
+
+ATTRIBUTE_ADAPTER = (
+    "import types\nimport reference_impl\n"
+    "names = [k for k in dir(reference_impl) if not k.startswith('_')]\n"
+    "adapter = types.SimpleNamespace(**{k: getattr(reference_impl, k) for k in names})\n"
+)
+EXEC_ADAPTER = (
+    "import json, sys\nimport reference_impl\nfor line in sys.stdin:\n    r = json.loads(line)\n"
+    "    out = reference_impl.CONFORMANCE if r['op'] == 'describe' else getattr(reference_impl, r['op'])(r['input'])\n"
+    "    print(json.dumps({'id': r['id'], 'output': out}), flush=True)\n"
+)
+
+
+@pytest.mark.requirement("ADP-001", "ADP-002", "ADP-007")
+@pytest.mark.parametrize("form", row_params(SPEC, "adapter-protocol", "impl_forms"))
+def test_each_impl_form_loads_and_answers(tmp_path: Path, run_suite: RunSuite, form: dict[str, Any]) -> None:
+    (tmp_path / "form_adapter.py").write_text(ATTRIBUTE_ADAPTER, encoding="utf-8")
+    impl = {
+        "module": "reference_impl",
+        "attribute": "form_adapter:adapter",
+        "exec": f"exec:{_command(tmp_path, EXEC_ADAPTER)}",
+    }[form["form"]]
+    sys.modules.pop("form_adapter", None)
+    run = run_suite("-q", "--pyargs", "conformance.test_diagnostic", "-k", "bound_vector", impl=impl, report=True)
+    sys.modules.pop("form_adapter", None)
+    assert run.code == 0 and "passed" in run.out, run.tail
+    assert run.report["adapter"]["impl"] == impl and run.report["adapter"]["declaration"]["protocol"] == "1"
