@@ -7,7 +7,9 @@ the tests that can catch a requirement. It is marked ``reaches`` (conformance/re
 rows its expectation is rendered from: the startup_rejections row of a rejected start(), the
 stages row of every failure line, the client_frames rows it checks and the mode_fields row of
 its mode, its variants row, the server_request_replies row of each server request it sends and
-the permission_facts row of the fact it expects.
+the permission_facts row of the fact it expects. It also reaches the redaction.canary_sites row of
+every site its ``plants`` declares: the scenario carries a canary there, and every run is checked
+for a canary in any text (process_tier.run_problems).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from conformance.claude_code_process import CONTROL_SUBTYPES
 from conformance.codex_process import oracle
 from conformance.process_blame import Context, category_owner
 from conformance.process_owners import OWNERS, STARTUP_RULES
+from conformance.process_tier import product_name
 from conformance.scenarios import DEFAULT_MODE, Scenario
 from conformance.spec import Spec
 
@@ -97,7 +100,19 @@ def reaches(spec: Spec, scenario: Scenario) -> list[tuple[str, int]]:
         found += codex_rows(spec, scenario)
     else:
         found += claude_rows(spec, scenario)
+    found += canary_rows(spec, scenario)
     return list(dict.fromkeys(found))
+
+
+def canary_rows(spec: Spec, scenario: Scenario) -> list[tuple[str, int]]:
+    """The canary_sites rows (this product, a declared site) the scenario plants a canary in."""
+    name = product_name(spec, scenario.product)
+    rows = spec.table("redaction", "canary_sites").rows
+    return [
+        ("redaction.canary_sites", i)
+        for i, r in enumerate(rows)
+        if r["product"] == name and r["site"] in scenario.plants
+    ]
 
 
 def codex_rows(spec: Spec, scenario: Scenario) -> list[tuple[str, int]]:
