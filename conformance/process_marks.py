@@ -9,7 +9,8 @@ stages row of every failure line, the client_frames rows it checks and the mode_
 its mode, its variants row, the server_request_replies row of each server request it sends and
 the permission_facts row of the fact it expects. It also reaches the redaction.canary_sites row of
 every site its ``plants`` declares: the scenario carries a canary there, and every run is checked
-for a canary in any text (process_tier.run_problems).
+for a canary in any text (process_tier.run_problems); and the redaction.structured_inputs rows
+whose read those rows exercise (conformance/structured_reads.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from conformance.process_owners import OWNERS, STARTUP_RULES
 from conformance.process_tier import product_name
 from conformance.scenarios import DEFAULT_MODE, Scenario
 from conformance.spec import Spec
+from conformance.structured_reads import implied
 
 Json = Any
 
@@ -101,6 +103,7 @@ def reaches(spec: Spec, scenario: Scenario) -> list[tuple[str, int]]:
     else:
         found += claude_rows(spec, scenario)
     found += canary_rows(spec, scenario)
+    found += implied(spec, found)  # e.g. a startup_rejections row exercises the read of its trigger
     return list(dict.fromkeys(found))
 
 

@@ -4,8 +4,10 @@ A test that exercises a table row says so with the ``reaches`` marker
 (``@pytest.mark.reaches("results.one_shot_stop_reasons", 3)``: area.table and the row's index).
 :func:`row_params` makes one pytest parameter per row, marked, so that a golden-vector test or a
 stratified property (one that draws its row first and generates only inside it) reaches each row
-deterministically, whatever the Hypothesis profile. ``tests/test_reach.py`` collects the whole
-suite and lists every row that no collected test reaches.
+deterministically, whatever the Hypothesis profile. A row that feeds the provider an observation
+also reaches the redaction.structured_inputs row of that observation's read
+(conformance/structured_reads.py). ``tests/test_reach.py`` collects the whole suite and lists
+every row that no collected test reaches.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import pytest
 
 from conformance.spec import Spec
+from conformance.structured_reads import implied
 
 REACHES_MARKER = "reaches"
 
@@ -39,7 +42,11 @@ def row_params(
         pytest.param(
             row,
             id=row_id(row, index),
-            marks=[pytest.mark.reaches(f"{area}.{table}", index), *marks(row)],
+            marks=[
+                pytest.mark.reaches(f"{area}.{table}", index),
+                *(pytest.mark.reaches(t, i) for t, i in implied(spec, [(f"{area}.{table}", index)])),
+                *marks(row),
+            ],
         )
         for index, row in enumerate(spec.table(area, table).rows)
         if where(row)

@@ -14,3 +14,11 @@ def test_every_table_row_is_reached_by_a_test() -> None:
     assert not missing, f"{len(missing)} spec table row(s) no vector or stratified property reaches:\n  " + "\n  ".join(
         missing
     )
+
+
+def test_every_structured_input_has_its_reads() -> None:
+    """conformance/structured_reads.py names exactly the rows of redaction.structured_inputs."""
+    from conformance.structured_reads import unmapped
+
+    problems = unmapped(load_spec())
+    assert not problems, "; ".join(problems)
