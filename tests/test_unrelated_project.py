@@ -72,7 +72,13 @@ def project(tmp_path: Path) -> Path:
 
 
 def pytest_run(project: Path, *args: str, profile: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "SUBAGENT_CONFORMANCE_"))}
+    # Without CI: Hypothesis itself loads its own "ci" profile when CI is set, and the project's
+    # test pins Hypothesis's defaults (the suite's own CI sets CI=true).
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTEST_", "SUBAGENT_CONFORMANCE_")) and k not in ("CI", "HYPOTHESIS_PROFILE")
+    }
     env["SUBAGENT_CONFORMANCE_PROFILE"] = profile
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:randomly", *args],
