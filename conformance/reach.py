@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from conformance.spec import Spec
 from conformance.structured_reads import implied
@@ -51,6 +52,12 @@ def row_params(
         for index, row in enumerate(spec.table(area, table).rows)
         if where(row)
     ]
+
+
+def share(parts: int, floor: int = 5) -> settings:
+    """A stratified property's share of the profile's example budget (at least ``floor``), so that
+    drawing the row first makes the run no slower than one property over every row."""
+    return settings(max_examples=max(floor, settings().max_examples // parts))
 
 
 def reached(item: pytest.Item) -> Iterator[tuple[str, int]]:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.adapter import Adapter
@@ -39,7 +39,7 @@ from conformance.background import (
     without_output,
 )
 from conformance.blame import Violation, dump
-from conformance.reach import row_params
+from conformance.reach import row_params, share
 from conformance.spec import Spec, load_spec
 
 Claim = Callable[[str, str], None]
@@ -47,11 +47,6 @@ Json = dict[str, Any]
 requirement = pytest.mark.requirement
 _SPEC = load_spec()
 _AREA = "background"
-
-
-def _budget(rows: int) -> settings:
-    """A stratified property's share of the profile's example budget, so the run is no slower."""
-    return settings(max_examples=max(5, settings().max_examples // rows))
 
 
 def _reaches_all(table: str) -> pytest.MarkDecorator:
@@ -208,7 +203,7 @@ def test_job_outcome_of_any_result(adapter: Adapter, claim: Claim, spec: Spec, r
         check_job(adapter, spec, {"result": result})
         check_same_diagnostic_in_the_foreground(adapter, spec, result)
 
-    @_budget(_OUTCOME_ROWS)
+    @share(_OUTCOME_ROWS)
     @given(result=results_of_row(spec, row), label=labels)
     def check(result: Json, label: str) -> None:
         check_job(adapter, spec, {"result": result}, label=label)
@@ -242,7 +237,7 @@ def test_job_of_a_failed_start(adapter: Adapter, claim: Claim, spec: Spec, rejec
     rejection message (an error name before it allowed), whatever raw cause it carries."""
     _jobs(claim)
 
-    @_budget(len(_START_PARAMS))
+    @share(len(_START_PARAMS))
     @given(cause=st.one_of(st.none(), st.text(max_size=30), st.just("AggregateError: SECRET_TOKEN wait failure")))
     def check(cause: str | None) -> None:
         failure: Json = {"message": rejection["message"], "aggregate": rejection["aggregate"]}
@@ -270,7 +265,7 @@ def test_notice_of_any_epoch(adapter: Adapter, claim: Claim, spec: Spec, row: Js
     """Any continuable epoch's result of this stop reason, with and without a closing message."""
     _notices(claim)
 
-    @_budget(len(_SUMMARY_PARAMS))
+    @share(len(_SUMMARY_PARAMS))
     @given(request=notice_requests(stop_reasons_of(row)))
     def check(request: Json) -> None:
         check_notice(adapter, spec, request)
@@ -315,7 +310,7 @@ def test_job_hides_output_canaries(adapter: Adapter, claim: Claim, spec: Spec, r
     """Assistant output planted in a result that did not complete reaches no Job presentation."""
     _jobs(claim)
 
-    @_budget(12)
+    @share(12)
     @given(data=st.data())
     def check(data: st.DataObject) -> None:
         outcome_row = data.draw(st.sampled_from(_NOT_COMPLETED))
@@ -338,7 +333,7 @@ def test_job_hides_a_start_failure_cause(adapter: Adapter, claim: Claim, spec: S
     _jobs(claim)
     canaries = ["SECRET_TOKEN_0006 /private/secret.txt", "spawn /sdk/claude EACCES SECRET_TOKEN_0007"]
 
-    @_budget(12)
+    @share(12)
     @given(rejection=st.sampled_from(tables(spec).rejections), cancelled=st.booleans(), cause=st.sampled_from(canaries))
     def check(rejection: Json, cancelled: bool, cause: str) -> None:
         failure = {"message": rejection["message"], "aggregate": rejection["aggregate"], "cause": cause}
@@ -360,7 +355,7 @@ def test_notice_summary_hides_output_canaries(adapter: Adapter, claim: Claim, sp
     _notices(claim)
     stops = st.sampled_from([*tables(spec).summaries, "paused"])
 
-    @_budget(12)
+    @share(12)
     @given(request=notice_requests(stops))
     def check(request: Json) -> None:
         result, canaries = planted_result(row["site"], request["result"])

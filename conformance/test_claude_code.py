@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.adapter import Adapter
@@ -42,7 +42,7 @@ from conformance.claude_code import (
 from conformance.claude_code_blame import ClaudeDiagnosis
 from conformance.codex_blame import leaks
 from conformance.grammar import Matcher, roots
-from conformance.reach import row_params
+from conformance.reach import row_params, share
 from conformance.spec import Spec, load_spec
 from conformance.text_blame import as_vector
 
@@ -393,7 +393,7 @@ def test_canaries_never_reach_the_diagnostic(adapter: Adapter, claim: Claim, spe
     run_result = _run_result_grammar(spec)
 
     # Stratified by site: every site is planted on every run, with a share of the examples.
-    @settings(max_examples=max(5, settings().max_examples // 4))
+    @share(4)
     @given(planted=planted_scenarios(spec, site), decoy=st.sampled_from(DECOYS))
     def check(planted: tuple[Json, list[str], list[str]], decoy: str) -> None:
         scenario, canaries, sites = planted

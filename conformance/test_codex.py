@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance import codex
@@ -45,7 +45,7 @@ from conformance.codex import (
 )
 from conformance.codex_blame import CodexDiagnosis, comparable, with_counterfactual
 from conformance.grammar import roots
-from conformance.reach import row_params
+from conformance.reach import row_params, share
 from conformance.spec import Spec, load_spec
 from conformance.text_blame import as_vector
 
@@ -628,7 +628,7 @@ def test_canaries_never_reach_a_text(outcome: Callable[[Json], Json], spec: Spec
 
     # One property per site; a quarter of the profile's examples each keeps the twelve of them
     # within the suite's time budget while every site is still planted on every run.
-    @settings(max_examples=max(10, settings().max_examples // 4))
+    @share(4, floor=10)
     @given(data=st.data())
     def check(data: st.DataObject) -> None:
         template, count = data.draw(planted_runs(spec, site))

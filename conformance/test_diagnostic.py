@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 
@@ -39,7 +39,7 @@ from conformance.diagnostic import (
     texts_within,
 )
 from conformance.grammar import compile_alternative, roots
-from conformance.reach import row_params
+from conformance.reach import row_params, share
 from conformance.report import NOT_APPLICABLE
 from conformance.results import content_blocks, diagnostic_stop_reasons
 from conformance.selection import steps_for
@@ -267,7 +267,7 @@ def test_no_result_carries_a_diagnostic_past_the_bound(adapter: Adapter, claim: 
         claim("providers", "claude-code")
         requests = _long_claude_runs(spec)
 
-    @settings(max_examples=max(10, settings().max_examples // 4))
+    @share(4, floor=10)
     @given(request=requests)
     def check(request: Json) -> None:
         answer = adapter.call(op, request)
@@ -340,7 +340,7 @@ def test_every_text_is_a_sentence_of_the_grammar(adapter: Adapter, claim: Claim,
     label, kind = root["product"], root["kind"]
     _claim_product(claim, label)
 
-    @settings(max_examples=max(5, settings().max_examples // 5))
+    @share(5)
     @given(request=format_requests(spec, label, [kind]))
     def check(request: Json) -> None:
         _check_grammar(label, kind, _format(adapter, request), request)

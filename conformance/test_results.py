@@ -12,10 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 
 from conformance.adapter import Adapter
-from conformance.reach import row_params
+from conformance.reach import row_params, share
 from conformance.report import NOT_APPLICABLE
 from conformance.results import (
     continuable_requests,
@@ -36,11 +36,6 @@ _RESULT_FIELDS = ("RES-001", "RES-002", "RES-003", "RES-004", "RES-005", "RES-00
 def _any_binding(adapter: Adapter) -> None:
     if not adapter.declaration.get("bindings"):
         pytest.skip(f"{NOT_APPLICABLE}{adapter.impl} claims no selection binding (settle/render belong to harnesses)")
-
-
-def _examples(params: int) -> settings:
-    """A share of the profile's example budget, so stratifying does not slow the run down."""
-    return settings(max_examples=max(5, settings().max_examples // params))
 
 
 def _bound(adapter: Adapter) -> Callable[[str], Any]:
@@ -96,7 +91,7 @@ _CONTINUABLE = row_params(_SPEC, "results", "continuable_stop_reasons")
 def test_one_shot_settlement_follows_its_row(adapter: Adapter, spec: Spec, row: Json, cancelled: bool) -> None:
     _any_binding(adapter)
 
-    @_examples(2 * len(_ONE_SHOT))
+    @share(2 * len(_ONE_SHOT))
     @given(request=one_shot_requests(row["turn_end"], cancelled))
     def check(request: Json) -> None:
         _settle(adapter, spec, request)
@@ -110,7 +105,7 @@ def test_one_shot_settlement_follows_its_row(adapter: Adapter, spec: Spec, row: 
 def test_continuable_settlement_follows_its_row(adapter: Adapter, spec: Spec, row: Json, dropped: bool) -> None:
     _any_binding(adapter)
 
-    @_examples(2 * len(_CONTINUABLE))
+    @share(2 * len(_CONTINUABLE))
     @given(request=continuable_requests(row["turn_end"], dropped))
     def check(request: Json) -> None:
         _settle(adapter, spec, request)
@@ -123,7 +118,7 @@ def test_continuable_settlement_follows_its_row(adapter: Adapter, spec: Spec, ro
 def test_continuable_teardown_failure_withholds_the_result(adapter: Adapter, spec: Spec, row: Json) -> None:
     _any_binding(adapter)
 
-    @_examples(len(_CONTINUABLE))
+    @share(len(_CONTINUABLE))
     @given(request=continuable_requests(row["turn_end"], False, teardown_failed=True))
     def check(request: Json) -> None:
         _settle(adapter, spec, request)
@@ -139,7 +134,7 @@ _OUT_OF_PROCESS = row_params(_SPEC, "results", "out_of_process_settlement")
 def test_out_of_process_settlement_follows_its_row(adapter: Adapter, spec: Spec, row: Json) -> None:
     _any_binding(adapter)
 
-    @_examples(len(_OUT_OF_PROCESS))
+    @share(len(_OUT_OF_PROCESS))
     @given(request=out_of_process_requests(spec, row["attempt"], row["cancelled"]))
     def check(request: Json) -> None:
         _settle(adapter, spec, request)
@@ -184,7 +179,7 @@ def test_rendering_follows_the_headline_and_fragment_tables(
 ) -> None:
     _any_binding(adapter)
 
-    @_examples(len(_RENDER_CASES))
+    @share(len(_RENDER_CASES))
     @given(result=rendered_results(spec, stop, diagnostic, text))
     def check(result: Json) -> None:
         check_rendering(spec, result, expected_rendering(spec, result), adapter.call("render_tool_result", result))
