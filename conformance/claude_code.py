@@ -17,6 +17,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from conformance.texts import any_text
+
 Json = dict[str, Any]
 PRODUCT = "Claude Code"
 NATIVE_DENIAL = "system/permission_denied"
@@ -287,11 +289,11 @@ def explain(spec: Any, scenario: Json, actual: Json) -> str:
 # --------------------------------------------------------------------------- strategies
 
 _SCALARS = st.one_of(
-    st.none(), st.booleans(), st.integers(-2, 3), st.sampled_from([0.0, 1.5, -0.0]), st.text(max_size=6)
+    st.none(), st.booleans(), st.integers(-2, 3), st.sampled_from([0.0, 1.5, -0.0]), any_text(max_size=6)
 )
 json_values = st.recursive(
     _SCALARS,
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(any_text(max_size=5), inner, max_size=3)),
     max_leaves=5,
 )
 # Truthy and falsy by JavaScript rules, with the Python/JS disagreements ([], {}, "0", 0.0).
@@ -320,13 +322,13 @@ def whitespace_text(spec: Any, *, max_size: int = 6) -> st.SearchStrategy[str]:
 
 
 def result_texts(spec: Any) -> st.SearchStrategy[str]:
-    return st.one_of(st.text(max_size=12), whitespace_text(spec), st.just("answer"))
+    return st.one_of(any_text(max_size=12), whitespace_text(spec), st.just("answer"))
 
 
 def subtypes(spec: Any) -> st.SearchStrategy[Any]:
     """Mostly the five declared subtypes; also near misses, any string, any JSON value."""
     declared = st.sampled_from(tables(spec).result_subtypes)
-    return weighted((6, declared), (2, st.sampled_from(ODD_SUBTYPES)), (1, st.text(max_size=8)), (1, json_values))
+    return weighted((6, declared), (2, st.sampled_from(ODD_SUBTYPES)), (1, any_text(max_size=8)), (1, json_values))
 
 
 _ABSENT = object()
@@ -376,7 +378,7 @@ def result_messages(spec: Any) -> st.SearchStrategy[Json]:
         {
             "subtype": _maybe(subtypes(spec)),
             "is_error": _maybe(st.sampled_from(IS_ERROR_VALUES)),
-            "errors": _maybe(st.one_of(st.lists(st.text(max_size=8), max_size=3), json_values)),
+            "errors": _maybe(st.one_of(st.lists(any_text(max_size=8), max_size=3), json_values)),
             "result": _maybe(weighted((3, result_texts(spec)), (1, json_values))),
         }
     )
@@ -407,7 +409,7 @@ def error_results(spec: Any) -> st.SearchStrategy[Json]:
         },
         st.sampled_from(tables(spec).error_subtypes),
         st.booleans(),
-        st.lists(st.text(max_size=8), max_size=2),
+        st.lists(any_text(max_size=8), max_size=2),
     )
 
 
@@ -417,13 +419,13 @@ def native_denials() -> st.SearchStrategy[Json]:
         st.fixed_dictionaries(
             {},
             optional={
-                "tool_name": st.text(max_size=6),
-                "tool_use_id": st.text(max_size=6),
-                "decision_reason_type": st.text(max_size=6),
-                "decision_reason": st.text(max_size=6),
-                "message": st.text(max_size=6),
-                "uuid": st.text(max_size=6),
-                "session_id": st.text(max_size=6),
+                "tool_name": any_text(max_size=6),
+                "tool_use_id": any_text(max_size=6),
+                "decision_reason_type": any_text(max_size=6),
+                "decision_reason": any_text(max_size=6),
+                "message": any_text(max_size=6),
+                "uuid": any_text(max_size=6),
+                "session_id": any_text(max_size=6),
             },
         ),
     )
@@ -452,8 +454,8 @@ def other_messages() -> st.SearchStrategy[Json]:
         ),
         st.builds(
             lambda kind, extra: {"type": kind, **extra},
-            st.text(max_size=8).filter(lambda s: s != "result"),
-            st.dictionaries(st.text(max_size=4).filter(lambda k: k != "type"), json_values, max_size=2),
+            any_text(max_size=8).filter(lambda s: s != "result"),
+            st.dictionaries(any_text(max_size=4).filter(lambda k: k != "type"), json_values, max_size=2),
         ),
     )
 
@@ -493,7 +495,7 @@ def outcomes(spec: Any) -> st.SearchStrategy[Json]:
 
 
 EXCEPTION_MESSAGES = st.one_of(
-    st.text(max_size=10),
+    any_text(max_size=10),
     st.sampled_from(
         [
             "Claude Code process exited with code 23",

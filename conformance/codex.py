@@ -18,6 +18,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from conformance.texts import any_text
+
 Json = dict[str, Any]
 
 THREAD_ID = "thread-1"  # the run's thread and committed turn in the tables of codex.yaml
@@ -251,7 +253,7 @@ def http_forms(spec: Any) -> st.SearchStrategy[tuple[Any, int | None]]:
 
 def _detail_extras() -> st.SearchStrategy[Json]:
     """Extra keys in a known variant's detail (never read, CDX-005)."""
-    return st.dictionaries(st.sampled_from(["url", "message", "retryAfter", "data"]), st.text(max_size=8), max_size=2)
+    return st.dictionaries(st.sampled_from(["url", "message", "retryAfter", "data"]), any_text(max_size=8), max_size=2)
 
 
 def error_infos(spec: Any) -> st.SearchStrategy[ErrorInfo]:
@@ -276,26 +278,26 @@ def error_infos(spec: Any) -> st.SearchStrategy[ErrorInfo]:
     @st.composite
     def other_object_variant(draw: st.DrawFn) -> tuple[Any, str, int | None, str]:
         name = draw(st.sampled_from([v for v in objects if v not in http_variants]))
-        detail = {"turnKind": draw(st.sampled_from(["review", "compact"]) | st.text(max_size=8))}
+        detail = {"turnKind": draw(st.sampled_from(["review", "compact"]) | any_text(max_size=8))}
         detail.update(draw(_detail_extras()))
         return {name: detail}, name, None, "object-variant"
 
     newer = [r["wire"] for r in spec.table("codex", "newer_variants").rows]
-    outside = st.text(max_size=24).filter(lambda s: s not in union)
+    outside = any_text(max_size=24).filter(lambda s: s not in union)
     recase = st.sampled_from(
         [str.upper, str.capitalize, lambda v: v + " ", lambda v: " " + v, lambda v: v.lower() + "\n"]
     )
     near_miss = st.builds(lambda v, f: f(v), st.sampled_from(sorted(union)), recase).filter(lambda s: s not in union)
     known = st.sampled_from(sorted(union))
     non_object = st.one_of(
-        st.none(), st.integers(), st.booleans(), st.text(max_size=6), st.lists(st.integers(), max_size=2)
+        st.none(), st.integers(), st.booleans(), any_text(max_size=6), st.lists(st.integers(), max_size=2)
     )
     unknown_info = st.one_of(
         st.sampled_from(newer),
         outside,
         near_miss,
         st.just({}),  # empty object
-        st.dictionaries(known | st.text(max_size=6), st.just({}), min_size=2, max_size=3),  # mixed keys
+        st.dictionaries(known | any_text(max_size=6), st.just({}), min_size=2, max_size=3),  # mixed keys
         st.builds(lambda k, d: {k: d}, st.sampled_from(objects), non_object),  # null or non-object detail
         st.builds(lambda k: {k: {}}, st.sampled_from(strings)),  # a string variant written as an object
         st.builds(lambda k: {k: {"message": "x"}}, outside),  # an unknown object variant
@@ -312,15 +314,15 @@ def error_infos(spec: Any) -> st.SearchStrategy[ErrorInfo]:
     @st.composite
     def in_error(draw: st.DrawFn) -> ErrorInfo:
         info, category, status, family = draw(labelled)
-        message = draw(st.text(max_size=20))
-        details = draw(st.sampled_from([_MISSING, None]) | st.text(max_size=12))
+        message = draw(any_text(max_size=20))
+        details = draw(st.sampled_from([_MISSING, None]) | any_text(max_size=12))
         error = (
             turn_error(info, message) if details is _MISSING else turn_error(info, message, additionalDetails=details)
         )
         return ErrorInfo(error, category, status, family)
 
     odd_error = st.one_of(
-        st.just(_MISSING), st.none(), st.text(max_size=8), st.lists(st.just({"codexErrorInfo": "other"}), max_size=2)
+        st.just(_MISSING), st.none(), any_text(max_size=8), st.lists(st.just({"codexErrorInfo": "other"}), max_size=2)
     )
     return st.one_of(in_error(), odd_error.map(lambda e: ErrorInfo(e, "unknown", None, "not-an-error-object")))
 
@@ -328,7 +330,7 @@ def error_infos(spec: Any) -> st.SearchStrategy[ErrorInfo]:
 # JavaScript whitespace, Python-only whitespace and ordinary text: what answers are made of.
 ANSWER_TEXTS = st.one_of(
     st.sampled_from(["answer", "  exact answer\n", "", " \n ", "\u3000\ufeff", "\u001c\u0085", "partial", "é 权限"]),
-    st.text(max_size=12),
+    any_text(max_size=12),
 )
 
 

@@ -24,6 +24,7 @@ from conformance.results_oracle import (
 )
 from conformance.selection import NONE, UNKNOWN_TURN_ENDS, delta_text, run_logs, steps_for
 from conformance.spec import Spec
+from conformance.texts import any_text
 
 __all__ = [
     "check_rendering",
@@ -51,7 +52,7 @@ def diagnostic_stop_reasons(spec: Spec) -> list[str]:
 
 def diagnostics(max_bytes: int | None = None) -> st.SearchStrategy[str]:
     """Provider diagnostics: short ones, and (unless ``max_bytes``) ones far past the bound."""
-    short = st.text(max_size=40)
+    short = any_text(max_size=40)
     if max_bytes is not None:
         return short.filter(lambda text: len(text.encode("utf-8")) <= max_bytes)
     unit = st.sampled_from(["x", "é", "权限", "😀", "\n", "Product subagent failure"])
@@ -155,7 +156,7 @@ def rendered_results(draw: st.DrawFn, spec: Spec, stop: str | None, diagnostic: 
     stop_reason = stop if stop is not None else draw(st.sampled_from([*EXTENSION_STOP_REASONS, "Completed", "error "]))
     output = draw(content_blocks())
     if text and not "".join(b["text"] for b in output if b["type"] == "text"):
-        output.append({"type": "text", "text": draw(st.text(min_size=1, max_size=8))})
+        output.append({"type": "text", "text": draw(any_text(min_size=1, max_size=8))})
     if not text:
         output = [b for b in output if b["type"] != "text"] + draw(
             st.lists(st.just({"type": "text", "text": ""}), max_size=1)

@@ -251,7 +251,8 @@ def _digest(root: Path) -> str:
     return digest.hexdigest()
 
 
-def _cache_dir() -> Path:
+def cache_dir() -> Path:
+    """The suite's folder in the user cache (XDG_CACHE_HOME or ~/.cache)."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "subagent-conformance"
 
@@ -263,7 +264,7 @@ def _cached(root: Path, digest: str) -> Spec | None:
     """The spec loaded earlier from a folder with exactly these contents, or None (absent,
     unreadable, corrupt or of another kind: every such case just loads the spec again)."""
     try:
-        with (_cache_dir() / f"spec-{digest}.pickle").open("rb") as file:
+        with (cache_dir() / f"spec-{digest}.pickle").open("rb") as file:
             spec = pickle.load(file)
     except Exception:  # an entry that cannot be read is only a missed shortcut
         return None
@@ -275,7 +276,7 @@ def _cached(root: Path, digest: str) -> Spec | None:
 def _remember(spec: Spec, digest: str) -> None:
     """Keep a loaded spec for the other processes of a run (xdist workers, nested sessions,
     CLI commands); written whole or not at all, and never a reason to fail."""
-    folder = _cache_dir()
+    folder = cache_dir()
     with contextlib.suppress(OSError, pickle.PicklingError):
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("wb", dir=folder, prefix=".spec-", delete=False) as file:

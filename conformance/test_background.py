@@ -41,6 +41,7 @@ from conformance.background import (
 from conformance.blame import Violation, dump
 from conformance.reach import row_params, share
 from conformance.spec import Spec, load_spec
+from conformance.texts import any_text
 
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
@@ -238,7 +239,7 @@ def test_job_of_a_failed_start(adapter: Adapter, claim: Claim, spec: Spec, rejec
     _jobs(claim)
 
     @share(len(_START_PARAMS))
-    @given(cause=st.one_of(st.none(), st.text(max_size=30), st.just("AggregateError: SECRET_TOKEN wait failure")))
+    @given(cause=st.one_of(st.none(), any_text(max_size=30), st.just("AggregateError: SECRET_TOKEN wait failure")))
     def check(cause: str | None) -> None:
         failure: Json = {"message": rejection["message"], "aggregate": rejection["aggregate"]}
         if cause is not None:

@@ -13,13 +13,15 @@ import copy
 import itertools
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 import reference_impl
 from conformance.spec import describe_error, load_spec, operations_schema
-from conformance.validation import compiled_validator, first_problem
+from conformance.validation import check_schemas, compiled_validator, first_problem
 
 SPEC = load_spec()
 DEFINITIONS = sorted(json.loads((SPEC.root / "schema" / "operations.json").read_text(encoding="utf-8"))["$defs"])
@@ -101,3 +103,50 @@ def test_jsonschema_stays_the_judge_where_the_engines_differ(definition: str, va
     assert not compiled_validator(SPEC.root, definition).is_valid(value)
     assert operations_schema(SPEC.root, definition).is_valid(value)
     assert first_problem(SPEC.root, definition, value) is None
+
+
+_DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def _schema_folder(tmp_path: Path, **extra: Any) -> Path:
+    folder = tmp_path / "schema"
+    folder.mkdir()
+    (folder / "fine.json").write_text(json.dumps({"$schema": _DRAFT, "type": "object"}), encoding="utf-8")
+    (folder / "edited.json").write_text(json.dumps({"$schema": _DRAFT, **extra}), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ({"type": "strin"}, "edited.json"),  # the meta-schema itself, caught by both engines
+        ({"pattern": "(?<n>x)"}, "edited.json"),  # an ECMA-only pattern: Python's re rejects it
+        ({"$id": "not a uri ::"}, "edited.json"),  # a URI only the compiled meta-validator checks
+    ],
+)
+def test_check_schemas_names_the_malformed_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: dict[str, Any], said: str
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with pytest.raises(jsonschema.SchemaError, match=said):
+        check_schemas(_schema_folder(tmp_path, **extra))
+
+
+def test_check_schemas_runs_the_python_check_once_per_content(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = _schema_folder(tmp_path, type="string")
+    calls: list[Any] = []
+    real = jsonschema.Draft202012Validator.check_schema
+
+    def counted(schema: Any) -> None:
+        calls.append(schema)
+        real(schema)
+
+    monkeypatch.setattr(jsonschema.Draft202012Validator, "check_schema", counted)
+    check_schemas(folder)
+    assert len(calls) == 2  # both files, the first time
+    check_schemas(folder)
+    assert len(calls) == 2  # the same contents: remembered
+    (folder / "edited.json").write_text(json.dumps({"$schema": _DRAFT, "pattern": "(?<n>x)"}), encoding="utf-8")
+    with pytest.raises(jsonschema.SchemaError, match=r"edited\.json"):
+        check_schemas(folder)  # new contents: checked again, and the Python dialect still judged
