@@ -114,3 +114,6 @@ def check_schemas(schema_root: Path) -> None:
         with tempfile.NamedTemporaryFile("w", dir=marker.parent, prefix=".schemas-", delete=False) as out:
             out.write("\n".join(name for name, _ in schemas))
         Path(out.name).replace(marker)
+        markers = sorted(marker.parent.glob("schemas-checked-*"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for stale in markers[16:]:  # as many as the spec cache keeps: tests check edited copies
+            stale.unlink(missing_ok=True)
