@@ -38,8 +38,9 @@ __all__ = [
 
 Json = dict[str, Any]
 
-# Text a child might stream: ASCII, whitespace of several kinds, CJK, accents, emoji.
-_ALPHABET = st.sampled_from(list("ab z.\n\t") + ["\u00a0", "é", "权", "限", "😀", "\u3000", "\u200b", "\ufeff"])
+# Text a child might stream: ASCII, whitespace of several kinds, CJK, accents, emoji. A
+# string alphabet lets Hypothesis draw each delta as one choice, not one per character.
+_ALPHABET = "ab z.\n\t" + "\u00a0é权限😀\u3000\u200b\ufeff"
 delta_text = st.one_of(st.just(""), st.text(_ALPHABET, min_size=1, max_size=6))
 
 #: The turn end kinds a log can record, with the final attempt finishes that lead to them
@@ -104,46 +105,58 @@ class _Writer:
         self.events.append({"type": kind, "seq": self.seq, "time": self.time, "data": data, **extra})
 
 
+# Strategies are built once, at import, and take no per-log state (tool-call ids are
+# numbered after the draw, in log order): a composite strategy called with fresh arguments on
+# every draw is rebuilt, validated and cached anew each time, which cost more than the draws.
+_BLOCK_KINDS = st.sampled_from(["text", "text", "reasoning", "tool-call"])
+_DELTAS = st.lists(delta_text, min_size=0, max_size=3)
+_TOOL_NAMES = st.sampled_from(["read", "todo_write"])
+
+
 @st.composite
-def blocks(draw: st.DrawFn, call_counter: list[int]) -> Block:
-    kind = draw(st.sampled_from(["text", "text", "reasoning", "tool-call"]))
-    deltas = draw(st.lists(delta_text, min_size=0, max_size=3))
+def blocks(draw: st.DrawFn) -> Block:
+    kind = draw(_BLOCK_KINDS)
+    deltas = draw(_DELTAS)
     if kind != "tool-call":
         return Block(kind, deltas)
-    return _tool_call(draw, call_counter, deltas)
+    return _tool_call(draw, deltas)
 
 
-def _tool_call(draw: st.DrawFn, call_counter: list[int], deltas: list[str] | None = None) -> Block:
-    call_counter[0] += 1
-    return Block(
-        "tool-call",
-        deltas or ["{}"],
-        call_id=f"call_{call_counter[0]}",
-        name=draw(st.sampled_from(["read", "todo_write"])),
-    )
+def _tool_call(draw: st.DrawFn, deltas: list[str] | None = None) -> Block:
+    """A tool-call block; its id is given by :func:`_number_calls` once the log is drawn."""
+    return Block("tool-call", deltas or ["{}"], name=draw(_TOOL_NAMES))
+
+
+_BLOCK_LISTS = st.lists(blocks(), max_size=3)
 
 
 @st.composite
-def attempts(draw: st.DrawFn, finish: str, counter: list[int]) -> Attempt:
+def attempts(draw: st.DrawFn, finish: str) -> Attempt:
     """One model attempt that ends with ``finish``: a stop carries no tool call, a tool-calls
     finish at least one."""
-    found = draw(st.lists(blocks(counter), max_size=3))
+    found = draw(_BLOCK_LISTS)
     if finish == "stop":
         found = [b for b in found if b.kind != "tool-call"]
     elif finish == "tool-calls" and not any(b.kind == "tool-call" for b in found):
-        found.append(_tool_call(draw, counter))
+        found.append(_tool_call(draw))
     return Attempt(found, finish, draw(st.booleans()))
 
 
+_RETRIED = st.lists(attempts("failed"), max_size=1)
+
+
 @st.composite
-def steps(draw: st.DrawFn, finish: str, counter: list[int]) -> Step:
+def steps(draw: st.DrawFn, finish: str) -> Step:
     """A step whose settling attempt ends with ``finish``, after up to one failed, retried attempt."""
-    retried = draw(st.lists(attempts("failed", counter), max_size=1)) if finish != "failed" else []
-    return Step([*retried, draw(attempts(finish, counter))])
+    retried = draw(_RETRIED) if finish != "failed" else []
+    return Step([*retried, draw(attempts(finish))])
+
+
+_EARLIER_STEPS = st.lists(steps("tool-calls"), max_size=1)
 
 
 @st.composite
-def turn_model(draw: st.DrawFn, end: str | None, counter: list[int]) -> Turn:
+def turn_model(draw: st.DrawFn, end: str | None) -> Turn:
     """A turn that ends ``end`` (a kind, or None for a turn still open when the run settled)."""
     if end is None:
         finals: tuple[str, ...] = ("cancelled", "failed")
@@ -154,13 +167,23 @@ def turn_model(draw: st.DrawFn, end: str | None, counter: list[int]) -> Turn:
     final = draw(st.sampled_from(finals))
     if not final:
         return Turn([], end)
-    earlier = draw(st.lists(steps("tool-calls", counter), max_size=1))
-    return Turn([*earlier, draw(steps(final, counter))], end)
+    earlier = draw(_EARLIER_STEPS)
+    return Turn([*earlier, draw(steps(final))], end)
 
 
-def closed_turns(counter: list[int], max_size: int = 2) -> st.SearchStrategy[list[Turn]]:
-    kinds = st.sampled_from([*TURN_ENDINGS, *TURN_ENDINGS, *UNKNOWN_TURN_ENDS])
-    return st.lists(kinds.flatmap(lambda kind: turn_model(kind, counter)), max_size=max_size)
+_TURN_KINDS = st.sampled_from([*TURN_ENDINGS, *TURN_ENDINGS, *UNKNOWN_TURN_ENDS])
+_CLOSED_TURN = _TURN_KINDS.flatmap(turn_model)
+
+
+def closed_turns(max_size: int = 2) -> st.SearchStrategy[list[Turn]]:
+    return st.lists(_CLOSED_TURN, max_size=max_size)
+
+
+def _number_calls(turns: list[Turn]) -> None:
+    """Give every tool call of a log its id, ``call_1``, ``call_2``, … in log order."""
+    calls = (b for t in turns for s in t.steps for a in s.attempts for b in a.blocks if b.kind == "tool-call")
+    for n, block in enumerate(calls, start=1):
+        block.call_id = f"call_{n}"
 
 
 def _pack(chunks: list[Json], cuts: list[bool], time0: int) -> list[Json]:
@@ -370,21 +393,21 @@ def run_logs(
     writer = _Writer(binding)
     cuts = draw(st.lists(st.booleans(), min_size=1, max_size=8))
     auxiliary = draw(st.lists(st.integers(0, 9), max_size=4))
-    counter = [0]
-    earlier: list[Turn] = draw(closed_turns(counter, max_size=2)) if prefix else []
+    earlier: list[Turn] = draw(closed_turns(max_size=2)) if prefix else []
+    turn_end: str | None = None
+    if ending == ANY:
+        own: list[Turn] = draw(closed_turns())
+        still_open: bool = draw(st.booleans())
+        if own and still_open:
+            own[-1] = draw(turn_model(None))
+    elif ending == NONE:
+        own = [draw(turn_model(None))] if draw(st.booleans()) else []
+    else:
+        own = [*draw(closed_turns(max_size=1)), draw(turn_model(ending))]
+    _number_calls([*earlier, *own])
     for turn in earlier:
         write_turn(writer, turn, cuts, auxiliary)
     boundary = len(writer.events)
-    turn_end: str | None = None
-    if ending == ANY:
-        own: list[Turn] = draw(closed_turns(counter))
-        still_open: bool = draw(st.booleans())
-        if own and still_open:
-            own[-1] = draw(turn_model(None, counter))
-    elif ending == NONE:
-        own = [draw(turn_model(None, counter))] if draw(st.booleans()) else []
-    else:
-        own = [*draw(closed_turns(counter, max_size=1)), draw(turn_model(ending, counter))]
     for turn in own:
         write_turn(writer, turn, cuts, auxiliary)
     closed = [t.end for t in own if t.end is not None]
