@@ -12,7 +12,8 @@ tier (test module) and, with ``--properties``, per property:
   (Hypothesis' engine, pytest, fixtures);
 - the floor — the same operation calls replayed without the suite — and suite time / floor;
 - the CPU time of the suite's own process (robust where other load moves the wall time);
-- with several checkouts, each one's suite time (wall, and CPU) against the first's.
+- with several checkouts, each one's suite time (wall, and CPU) against the first's;
+- the suite side of one exec call with a trivial echo adapter (benchmarks/exec_echo.py).
 
 It also measures loading the spec in a fresh process, cold (empty cache folder) and warm
 (the cache the cold load left). The checkouts are run one after the other in one go, so the
@@ -84,6 +85,24 @@ def spec_loads(checkout: Path, cache: Path, repeat: int) -> dict[str, float]:
     once(cache)  # leave this checkout's cache warm for its suite runs
     warm = [once(cache) for _ in range(repeat)]
     return {"cold": statistics.median(cold), "warm": statistics.median(warm)}
+
+
+def exec_round_trip(checkout: Path, cache: Path, calls: int) -> dict[str, Any] | None:
+    """benchmarks/exec_echo.py against ``checkout``: the suite side of one exec call, or None
+    where that checkout cannot run it (e.g. it has no exec adapters)."""
+    done = subprocess.run(
+        [sys.executable, str(HERE / "exec_echo.py"), "--json", f"--calls={calls}"],
+        cwd=cache.parent,
+        env=_env(checkout, cache),
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        print(f"(exec round trip of {checkout}: {done.stderr.strip().splitlines()[-1:]})", file=sys.stderr)
+        return None
+    figures: dict[str, Any] = json.loads(done.stdout)
+    _check_imported(checkout, figures["suite"])
+    return figures
 
 
 def _check_imported(checkout: Path, module: str) -> None:
@@ -181,6 +200,7 @@ def main() -> int:
     parser.add_argument("--properties", action="store_true", help="also a table per property")
     parser.add_argument("--top", type=int, default=25, help="properties shown, slowest first")
     parser.add_argument("--spec-loads", type=int, default=5, help="fresh processes per spec-load figure")
+    parser.add_argument("--exec-calls", type=int, default=1000, help="calls per batch of the exec round trip (0: skip)")
     parser.add_argument("--pytest-arg", action="append", default=[], help="passed on, e.g. -k=selection")
     parser.add_argument("--json", type=Path, help="write every figure here")
     args = parser.parse_args()
@@ -196,6 +216,17 @@ def main() -> int:
             loads = spec_loads(path, root / f"cache-{name}", args.spec_loads)
             figures["spec_load"][name] = loads
             print(f"{name:<12}{1000 * loads['cold']:>8.0f}{1000 * loads['warm']:>8.0f}")
+        if args.exec_calls and not args.spec_only:
+            print("## one exec call with a trivial echo adapter (fold_output, µs; suite side = over the floor)")
+            print(f"{'checkout':<12}{'floor':>8}{'exec':>8}{'Adapter':>9}{'suite side: exec':>18}{'Adapter':>9}")
+            figures["exec_round_trip"] = {}
+            for name, path in checkouts:
+                trip = exec_round_trip(path, root / f"cache-{name}", args.exec_calls)
+                figures["exec_round_trip"][name] = trip
+                if trip is not None:
+                    us, side = trip["us"], trip["suite_side_us"]
+                    line = f"{name:<12}{us['floor']:>8.0f}{us['exec']:>8.0f}{us['adapter']:>9.0f}"
+                    print(line + f"{side['exec']:>18.0f}{side['adapter']:>9.0f}")
         for impl in impls:
             runs: dict[str, Any] = {}
             for repeat in range(args.repeat):  # interleaved, so that drift in load touches every checkout
