@@ -81,7 +81,7 @@ class _Overlong:
 class _Process:
     popen: subprocess.Popen[bytes]
     token: str
-    lines: queue.Queue[object] = field(default_factory=queue.Queue)
+    lines: queue.SimpleQueue[object] = field(default_factory=queue.SimpleQueue)  # C-level: cheap per line
     stderr: bytearray = field(default_factory=bytearray)
     next_id: int = 1
     asked: dict[int, str] = field(default_factory=dict)  # request id -> operation, answered or not
@@ -134,7 +134,7 @@ class ExecAdapter:
         self._process = process
         return process
 
-    def _read_lines(self, stream: IO[bytes], lines: queue.Queue[object]) -> None:
+    def _read_lines(self, stream: IO[bytes], lines: queue.SimpleQueue[object]) -> None:
         limit = self.limits.response_line_max
         while line := stream.readline(limit):
             if len(line) < limit or line.endswith(b"\n"):
@@ -265,8 +265,9 @@ class ExecAdapter:
                 ("ADP-015", "ADP-016"),
             )  # fmt: skip
         assert isinstance(answer, bytes)
-        shown = elide(answer.decode("utf-8", "replace").rstrip("\n"), limit)
         reason, message = self._refusal(process, request_id, op, answer)
+        if reason is not None or self.envelopes is not None:  # only a line that may be refused is shown
+            shown = elide(answer.decode("utf-8", "replace").rstrip("\n"), limit)
         if reason is not None:
             strays = self._kill(process)
             refused = ("ADP-015",) if message is None else ("ADP-016",)  # not an object at all, or a wrong id/shape
