@@ -53,7 +53,8 @@ _LOAD = (
 
 def _env(checkout: Path, cache: Path, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(checkout), str(HERE)])
+    # benchmarks/older last: only a checkout without its own top-level entry point module uses it.
+    env["PYTHONPATH"] = os.pathsep.join([str(checkout), str(HERE), str(HERE / "older")])
     env["XDG_CACHE_HOME"] = str(cache)
     env["SUBAGENT_CONFORMANCE_PROFILE"] = "ci"
     env.pop("CI", None)
