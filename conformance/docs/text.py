@@ -149,6 +149,7 @@ class Site:
     def link_ids(self, page: PurePosixPath, text: str) -> str:
         """Every requirement ID in ``text`` (a code span holding only an ID included) as a link
         to its anchor; IDs inside other code spans or links are left alone."""
+
         def link(rid: str) -> str:
             return f"[{rid}]({self.requirement_href(page, rid)})" if rid in self.areas else rid
 
