@@ -108,6 +108,26 @@ def expect(
         )
 
 
+def pasteable_row(what: str, fields: Mapping[str, Any], depth: int = 0) -> str:
+    """A failing example as a row of a spec vector table, ready to paste under its ``rows:``: a
+    mapping one key a line, a ``steps`` list one step a line, every other value as JSON."""
+    pad = " " * (8 + 2 * depth)
+    lines = (
+        []
+        if depth
+        else ["      - name: found-by-hypothesis", f'        description: "{what}; describe what it shows."']
+    )
+    for key, value in fields.items():
+        if isinstance(value, dict) and depth == 0:
+            lines += [f"{pad}{key}:", pasteable_row(what, value, depth + 1)]
+        elif key == "steps" and isinstance(value, list):
+            lines.append(f"{pad}steps:" + ("" if value else " []"))
+            lines.extend(f"{pad}  - {dump(step)}" for step in value)
+        else:
+            lines.append(f"{pad}{key}: {dump(value)}")
+    return "\n".join(lines)
+
+
 def _shown(value: Any) -> str:
     text = dump(value)
     return (

@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from conformance.blame import Violation, difference
+from conformance.blame import Violation, difference, pasteable_row
 from conformance.selection_oracle import SelectionOracle, diagnose, oracle_values
 from conformance.spec import Spec
 
@@ -188,28 +188,7 @@ def _selection_requirement(spec: Spec, request: Json, output: list[Json], probe:
 
 def as_settle_vector(covers: list[str], request: Json, expected: Json) -> str:
     """A failing example as a row for spec/results.yaml's settle_vectors, ready to paste."""
-
-    def dump(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False)
-
-    lines = [
-        "      - name: found-by-hypothesis",
-        '        description: "A run Hypothesis found; describe what it shows."',
-        f"        covers: [{', '.join(covers)}]",
-        "        input:",
-    ]
-    for key, value in request.items():
-        if key == "steps":
-            lines.append("          steps:" + ("" if value else " []"))
-            lines.extend(f"            - {dump(step)}" for step in value)
-        else:
-            lines.append(f"          {key}: {dump(value)}")
-    lines += [
-        "        expected:",
-        f"          result: {dump(expected['result'])}",
-        f"          end: {dump(expected['end'])}",
-    ]
-    return "\n".join(lines)
+    return pasteable_row("A run Hypothesis found", {"covers": covers, "input": request, "expected": expected})
 
 
 def check_settlement(
@@ -285,18 +264,8 @@ def diagnose_rendering(spec: Spec, result: Json, expected: Json, actual: Any) ->
 
 
 def as_render_vector(covers: list[str], result: Json, expected: Json) -> str:
-    def dump(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False)
-
-    return "\n".join(
-        [
-            "      - name: found-by-hypothesis",
-            '        description: "A result Hypothesis found; describe what it shows."',
-            f"        covers: [{', '.join(covers)}]",
-            f"        result: {dump(result)}",
-            f"        expected: {dump(expected)}",
-        ]
-    )
+    """A failing example as a row for spec/results.yaml's render_vectors, ready to paste."""
+    return pasteable_row("A result Hypothesis found", {"covers": covers, "result": result, "expected": expected})
 
 
 def check_rendering(spec: Spec, result: Json, expected: Json, actual: Any) -> None:

@@ -13,13 +13,12 @@ here, each where the text of that requirement decides.
 
 from __future__ import annotations
 
-import json
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.blame import Violation, difference
+from conformance.blame import Violation, difference, pasteable_row
 from conformance.spec import Spec
 
 Json = dict[str, Any]
@@ -299,20 +298,8 @@ def _extra_text(
 
 def as_golden_vector(binding: str, covers: list[str], steps: list[Json], expected: Any) -> str:
     """A failing example written as a row for spec/selection.yaml's golden_vectors, ready to paste."""
-
-    def dump(value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False)
-
-    lines = [
-        "      - name: found-by-hypothesis",
-        '        description: "A log Hypothesis found; describe what it shows."',
-        f"        binding: {binding}",
-        f"        covers: [{', '.join(covers)}]",
-        "        steps:" + ("" if steps else " []"),
-        *(f"          - {dump(step)}" for step in steps),
-        f"        expected: {dump(expected)}",
-    ]
-    return "\n".join(lines)
+    fields = {"binding": binding, "covers": covers, "steps": steps, "expected": expected}
+    return pasteable_row("A log Hypothesis found", fields)
 
 
 def _violation(
