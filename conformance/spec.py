@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import jsonschema_rs
 import referencing
 from jsonschema.exceptions import best_match
 
@@ -227,8 +228,48 @@ def operations_schema(root: Path, definition: str) -> jsonschema.protocols.Valid
     return schema_validator(root, "operations").evolve(schema={"$ref": f"{SCHEMA_URN}operations#/$defs/{definition}"})
 
 
-def schema_problems(located: Located, validator: jsonschema.protocols.Validator, file: str) -> list[Problem]:
-    """Every schema violation of a loaded document, each at its line and field."""
+@cache
+def compiled_registry(schema_root: Path) -> jsonschema_rs.Registry:
+    """Every schema file of ``schema_root``, for the compiled (jsonschema-rs) validators."""
+    resources = []
+    for file in sorted(schema_root.glob("*.json")):
+        contents = json.loads(file.read_text(encoding="utf-8"))
+        resources.append((contents.get("$id", file.name), contents))
+    return jsonschema_rs.Registry(resources)
+
+
+def refuse_retrieval(uri: str) -> Any:
+    raise ValueError(f"{uri} is not one of the spec's schemas; the suite never fetches a schema")
+
+
+@cache
+def compiled_schema(root: Path, name: str) -> jsonschema_rs.Validator | None:
+    """The compiled twin of :func:`schema_validator`, or None for a schema it cannot build (a
+    broken copy under test): then the pure-Python validator judges alone."""
+    schema_root = root / "schema"
+    try:
+        schema = json.loads((schema_root / f"{name}.json").read_text(encoding="utf-8"))
+        # Formats are annotations in Draft 2020-12, as the jsonschema validator treats them.
+        return jsonschema_rs.Draft202012Validator(
+            schema, registry=compiled_registry(schema_root), retriever=refuse_retrieval, validate_formats=False
+        )
+    except Exception:  # any schema the compiled engine refuses is the Python validator's to explain
+        return None
+
+
+def schema_problems(
+    located: Located,
+    validator: jsonschema.protocols.Validator,
+    file: str,
+    compiled: jsonschema_rs.Validator | None = None,
+) -> list[Problem]:
+    """Every schema violation of a loaded document, each at its line and field. A document the
+    compiled twin accepts has none (the Python walk costs a second per cold load); only a
+    rejected one is walked by the Python validator, which names each problem."""
+    if compiled is not None:
+        with contextlib.suppress(ValueError, OverflowError, TypeError):
+            if compiled.is_valid(located.data):
+                return []
     problems: dict[str, Problem] = {}
     for error in validator.iter_errors(located.data):
         error = deepest(error)
@@ -311,7 +352,7 @@ class _Loader:
         if not (self.root / "schema" / f"{schema}.json").is_file():
             self.problems.append(Problem(file, 1, "(document)", f"no schema for it: schema/{schema}.json is missing"))
             return None
-        found = schema_problems(located, schema_validator(self.root, schema), file)
+        found = schema_problems(located, schema_validator(self.root, schema), file, compiled_schema(self.root, schema))
         self.problems.extend(found)
         return None if found else located.data
 

@@ -23,22 +23,16 @@ from typing import Any
 import jsonschema
 import jsonschema_rs
 
-from conformance.spec import SCHEMA_URN, cache_dir, describe_error, operations_schema
+from conformance.spec import (
+    SCHEMA_URN,
+    cache_dir,
+    compiled_registry,
+    describe_error,
+    operations_schema,
+    refuse_retrieval,
+)
 
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
-
-
-@cache
-def _registry(schema_root: Path) -> jsonschema_rs.Registry:
-    resources = []
-    for file in sorted(schema_root.glob("*.json")):
-        contents = json.loads(file.read_text(encoding="utf-8"))
-        resources.append((contents.get("$id", file.name), contents))
-    return jsonschema_rs.Registry(resources)
-
-
-def _refuse_retrieval(uri: str) -> Any:
-    raise ValueError(f"{uri} is not one of the spec's schemas; the suite never fetches a schema")
 
 
 @cache
@@ -47,8 +41,8 @@ def compiled_validator(root: Path, definition: str) -> jsonschema_rs.Validator:
     # Formats are annotations in Draft 2020-12, as the jsonschema validator treats them.
     return jsonschema_rs.Draft202012Validator(
         {"$ref": f"{SCHEMA_URN}operations#/$defs/{definition}"},
-        registry=_registry(root / "schema"),
-        retriever=_refuse_retrieval,
+        registry=compiled_registry(root / "schema"),
+        retriever=refuse_retrieval,
         validate_formats=False,
     )
 
