@@ -6,6 +6,8 @@ positions and silently accepts duplicate keys, so this walks the composed node t
 
 from __future__ import annotations
 
+import hashlib
+import marshal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,9 +54,33 @@ def format_path(path: Path_) -> str:
     return out or "(document)"
 
 
+_PARSED: dict[bytes, tuple[bytes, dict[Path_, int]]] = {}  # text digest -> (marshalled data, lines)
+_PARSED_KEEP = 64
+
+
 def load_located(file: Path) -> Located:
-    """Parse one YAML document; reject aliases, duplicate keys and non-string keys."""
+    """Parse one YAML document; reject aliases, duplicate keys and non-string keys.
+
+    A text parsed before in this process is not parsed again: the project's tests load many
+    copies of the spec that differ in one file, and parsing is most of a cold load. Each caller
+    gets its own copy of the data."""
     text = file.read_text(encoding="utf-8")
+    key = hashlib.sha256(text.encode("utf-8")).digest()
+    if key in _PARSED:
+        data, lines = _PARSED[key]
+        return Located(marshal.loads(data), dict(lines))
+    located = _parse(file, text)
+    try:
+        kept = marshal.dumps(located.data)
+    except ValueError:  # a YAML timestamp: not kept, parsed again next time
+        return located
+    if len(_PARSED) >= _PARSED_KEEP:
+        _PARSED.pop(next(iter(_PARSED)))
+    _PARSED[key] = (kept, dict(located.lines))
+    return located
+
+
+def _parse(file: Path, text: str) -> Located:
     try:
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
