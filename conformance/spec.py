@@ -283,7 +283,7 @@ def schema_problems(
 # --------------------------------------------------------------------------- loading
 
 
-def _digest(root: Path) -> str:
+def spec_digest(root: Path) -> str:
     """A fingerprint of every file of a spec folder (and of the loader itself)."""
     digest = hashlib.sha256(Path(__file__).read_bytes())
     digest.update(Path(yamlpos.__file__).read_bytes())
@@ -377,7 +377,7 @@ def _shipped_spec() -> Spec:
 
 def _load_spec(root: Path) -> Spec:
     try:
-        digest: str | None = _digest(root)
+        digest: str | None = spec_digest(root)
     except OSError:
         digest = None  # an unreadable file: the load below names it
     spec = _cached(root, digest) if digest else None

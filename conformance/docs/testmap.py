@@ -6,13 +6,15 @@ running a test, so a clean checkout renders the same pages as a developer's.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
-from conformance.coverage import PROJECT, collect_whole_suite
-from conformance.spec import Spec
+import conformance
+from conformance.coverage import PROJECT, collect_whole_suite, project_tests_dir
+from conformance.spec import Spec, spec_digest
 
 
 @dataclass(frozen=True)
@@ -33,11 +35,24 @@ class _ProcessTier:
     def __init__(self, fixtures: Iterable[str]) -> None:
         self.fixtures = set(fixtures)
         self.nodes: set[str] = set()
+        self._claims: dict[tuple[int, int], bool] = {}  # one reading of each source: 1238 items, 10 s
+        self._sources: dict[int, str] = {}
 
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         uses = set(getattr(item, "fixturenames", ()))
-        if uses & self.fixtures or _claims_driver(getattr(item, "function", None), getattr(item, "module", None)):
+        if uses & self.fixtures or self._claims_driver(getattr(item, "function", None), getattr(item, "module", None)):
             self.nodes.add(item.nodeid)
+
+    def _claims_driver(self, function: object, module: object) -> bool:
+        key = (id(function), id(module))
+        if key not in self._claims:
+            self._claims[key] = _claims_driver(function, module, self._source)
+        return self._claims[key]
+
+    def _source(self, obj: object) -> str:
+        if id(obj) not in self._sources:
+            self._sources[id(obj)] = _source(obj)
+        return self._sources[id(obj)]
 
 
 _CLAIM = '"process_drivers"'
@@ -50,14 +65,14 @@ def _source(obj: object) -> str:
         return ""
 
 
-def _claims_driver(function: object, module: object) -> bool:
+def _claims_driver(function: object, module: object, source: Callable[[object], str] = _source) -> bool:
     """Whether the test's body claims a process driver, itself or through a helper of its module
     that it calls (``_driver(claim)``)."""
-    body = _source(function)
+    body = source(function)
     if _CLAIM in body:
         return True
     for name, helper in vars(module).items() if module is not None else ():
-        if inspect.isfunction(helper) and f"{name}(" in body and _CLAIM in _source(helper):
+        if inspect.isfunction(helper) and f"{name}(" in body and _CLAIM in source(helper):
             return True
     return False
 
@@ -92,8 +107,28 @@ class TestMap:
         return found
 
 
+_COLLECTED: dict[tuple[object, ...], TestMap] = {}
+
+
+def _inputs(spec: Spec) -> tuple[object, ...]:
+    """What a collection depends on: the spec's contents and every file of the test folders."""
+    folders = [Path(conformance.__file__).parent, *filter(None, [project_tests_dir()])]
+    files = sorted(p for folder in folders for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return (spec_digest(spec.root), tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files))
+
+
 def collect(spec: Spec) -> TestMap:
-    """The whole suite's markers, from one collection-only session."""
+    """The whole suite's markers, from one collection-only session; collected once per process
+    for the same spec and test files (the project's docs tests render several times)."""
+    key = _inputs(spec)
+    if key not in _COLLECTED:
+        _COLLECTED.clear()
+        _COLLECTED[key] = _collect(spec)
+    found = _COLLECTED[key]
+    return TestMap({rid: list(nodes) for rid, nodes in found.nodes.items()}, set(found.process))
+
+
+def _collect(spec: Spec) -> TestMap:
     process_ops = [
         str(row["operation"]) for row in spec.table("adapter-protocol", "operations").rows if row["tier"] == "process"
     ]
