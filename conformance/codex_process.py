@@ -2,7 +2,7 @@
 must have written to the fake app-server.
 
 Expected values come from the spec: texts are rendered from a scenario's failure facts with the
-Codex oracle (conformance/codex.py: failure_line_fields, permission_facts rows), plain start()
+Codex oracle (conformance/codex_oracle.py: failure_line_fields, permission_facts rows), plain start()
 texts are rows of table startup_rejections, prefixes rows of diagnostic.products, the frames the
 provider writes rows of client_frames and mode_fields, replies rows of server_request_replies.
 Planning runs, planting canaries, expanding the ``for_each_row`` templates and the checks both
@@ -15,7 +15,7 @@ import itertools
 import json
 from typing import Any
 
-from conformance.codex import CodexOracle, js_uint16
+from conformance.codex_oracle import CodexOracle, js_uint16
 from conformance.diagnostic import AGGREGATE_SEPARATOR
 from conformance.process_blame import Problem
 from conformance.scenarios import PlannedRun, Scenario, substitute

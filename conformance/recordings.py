@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import claude_code
-from conformance.codex import CodexOracle
+from conformance.codex_oracle import CodexOracle
 from conformance.diagnostic import stage_categories
 from conformance.model_servers import ModelServer
 from conformance.products import PRODUCTS, Installed, OfflineRun, describe, offline, work_dir

@@ -14,36 +14,27 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import codex
 from conformance.adapter import Adapter
 from conformance.blame import Violation
-from conformance.codex import (
+from conformance.codex_blame import CodexDiagnosis, comparable, with_counterfactual
+from conformance.codex_canaries import PLANTERS, canary_names, decoy_names, instantiate, planted_runs
+from conformance.codex_oracle import CodexOracle, Fact, js_uint16
+from conformance.codex_runs import answer_runs, fact_runs, mapped_terminals, settlement_runs, stderr_runs
+from conformance.codex_scenarios import (
     THREAD_ID,
     TURN_ID,
-    CodexOracle,
     agent_message,
-    answer_runs,
-    canary_names,
-    decoy_names,
-    error_infos,
-    fact_runs,
     failed_turn,
-    instantiate,
     item_completed,
-    js_uint16,
-    mapped_terminals,
     notification,
-    planted_runs,
     process_exit,
     response,
     scenario,
     server_request,
-    settlement_runs,
-    stderr_runs,
     terminal,
     turn_error,
 )
-from conformance.codex_blame import CodexDiagnosis, comparable, with_counterfactual
+from conformance.codex_strategies import ErrorInfo, error_infos
 from conformance.grammar import roots
 from conformance.reach import row_params, share
 from conformance.spec import Spec, load_spec
@@ -290,7 +281,7 @@ def test_permission_fact_of_each_trigger(outcome: Callable[[Json], Json], row: J
     events = _fact_trigger(row)
     assert events is not None
     category = "sandboxError" if "sandboxError" in str(row["trigger"]) else "other"
-    fact = codex.Fact(row["request"], row["decision"], row["reason"])
+    fact = Fact(row["request"], row["decision"], row["reason"])
     _check(outcome, scenario([response(), *events]), ORACLE.failure("never", [], "turn", category, fact=fact))
 
 
@@ -450,7 +441,7 @@ def test_no_category_is_a_refusal(outcome: Callable[[Json], Json], spec: Spec) -
     """Whatever the error info, a failed terminal is error or max-tokens, never refusal or aborted."""
 
     @given(info=error_infos(spec))
-    def check(info: codex.ErrorInfo) -> None:
+    def check(info: ErrorInfo) -> None:
         request = scenario([response(), terminal(failed_turn(info.error))])
         result = outcome(request)
         if result["stopReason"] != ORACLE.stop_reason(info.category):
@@ -624,7 +615,7 @@ def test_canaries_never_reach_a_text(outcome: Callable[[Json], Json], spec: Spec
     """A canary planted at the site appears in no diagnostic and no reply (in any case), every
     diagnostic is a sentence of the grammar, and decoys spelling categories, fields and whole
     lines in the same places give exactly the same texts."""
-    assert site in codex.PLANTERS, f"the suite has no way to plant a canary at Codex site {site!r}"
+    assert site in PLANTERS, f"the suite has no way to plant a canary at Codex site {site!r}"
     hexes = st.text(alphabet="0123456789abcdef", min_size=8, max_size=8)
 
     # One property per site; a quarter of the profile's examples each keeps the twelve of them
@@ -677,7 +668,7 @@ def test_canaries_never_reach_a_text(outcome: Callable[[Json], Json], spec: Spec
 @requirement("RED-008")
 def test_every_codex_canary_site_has_a_planter() -> None:
     """The canary_sites rows are the coverage list: every Codex row planted via codex_outcome is planted."""
-    assert sorted(codex.PLANTERS) == sorted(row["site"] for row in CANARY_SITES)
+    assert sorted(PLANTERS) == sorted(row["site"] for row in CANARY_SITES)
 
 
 @requirement("CDX-033", "CDX-034", "CDX-035")

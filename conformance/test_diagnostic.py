@@ -19,11 +19,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 
-from conformance import codex
 from conformance.adapter import Adapter
 from conformance.blame import Violation, text_difference
 from conformance.claude_code import planted_scenarios, replace_canaries
-from conformance.codex import instantiate, planted_runs
+from conformance.codex_canaries import PLANTERS, instantiate, planted_runs
 from conformance.diagnostic import (
     FACT_KEYS,
     bound,
@@ -236,7 +235,7 @@ def _long_settlements(draw: st.DrawFn, spec: Spec, bindings: list[str]) -> Json:
 @st.composite
 def _long_codex_runs(draw: st.DrawFn, spec: Spec) -> Json:
     """A Codex run with a text past the bound at every placeholder of a canary site."""
-    template, count = draw(planted_runs(spec, draw(st.sampled_from(sorted(codex.PLANTERS)))))
+    template, count = draw(planted_runs(spec, draw(st.sampled_from(sorted(PLANTERS)))))
     run: Json = instantiate(template, [draw(texts_beyond(_BOUND.limit)) for _ in range(count)])
     return run
 
