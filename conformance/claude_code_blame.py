@@ -1,7 +1,7 @@
 """Which requirement a wrong claude_code_outcome answer breaks: the diagnosis beside the oracle.
 
-:func:`ClaudeDiagnosis.diagnose` compares the result the spec gives (conformance.claude_code's
-oracle, which decides by the rows of table result_classification) with the adapter's, field
+:func:`ClaudeDiagnosis.diagnose` compares the result the spec gives (the oracle of
+conformance.claude_code_oracle, which decides by the rows of table result_classification) with the adapter's, field
 by field, and names for each differing field the rule that decides it: the classification
 row's requirement for stage and category, the process-outcome rules for exit code and signal,
 the permission rules for the permission line. Raw scenario text found in a text names the
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.claude_code import decide, tables
+from conformance.claude_code_oracle import decide, tables
 from conformance.codex_blame import leaks
 from conformance.text_blame import Finding, result_findings
 

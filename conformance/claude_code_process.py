@@ -2,7 +2,7 @@
 and the checks of what the provider sent the CLI.
 
 Expected texts are rendered, never written: a failure's facts through the diagnostic grammar
-(diagnostic.yaml ``grammar``, via :func:`conformance.claude_code.render`), plain start()
+(diagnostic.yaml ``grammar``, via :func:`conformance.claude_code_oracle.render`), plain start()
 rejections from rows of claude-code.yaml ``startup_rejections``, permission lines from rows
 of ``permission_facts``, and the scenarios of every SDK result subtype from vocabulary
 ``result_subtype`` with the pure tier's oracle. Planning runs, planting canaries and the checks
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.claude_code import expected_outcome, render, root_symbol
+from conformance.claude_code_oracle import expected_outcome, render, root_symbol
 from conformance.diagnostic import AGGREGATE_SEPARATOR
 from conformance.process_blame import Problem
 from conformance.scenarios import CANARY, PlannedRun, Scenario

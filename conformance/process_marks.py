@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from conformance.claude_code import decide
+from conformance.claude_code_oracle import decide
 from conformance.claude_code_process import CONTROL_SUBTYPES
 from conformance.codex_process import oracle
 from conformance.process_blame import Context, category_owner

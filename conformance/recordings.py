@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance import claude_code
+from conformance.claude_code_oracle import render, root_symbol
 from conformance.codex_oracle import CodexOracle
 from conformance.diagnostic import stage_categories
 from conformance.model_servers import ModelServer
@@ -242,7 +242,7 @@ def _failure_line(spec: Spec, product: str, failure: Json) -> str:
         "integer": failure.get("exitCode"),
         "diagnostic.signal": failure.get("signal"),
     }
-    return claude_code.render(spec, claude_code.root_symbol(spec, "run-result"), values)
+    return render(spec, root_symbol(spec, "run-result"), values)
 
 
 def model_params(case: Case, cwd: Path) -> dict[str, str]:

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conformance import claude_code
 from conformance.blame import Violation
+from conformance.claude_code_oracle import decide, expected_outcome
 from conformance.process_blame import Context, blamed, result_problems
 from conformance.process_blame import Problem as Difference
 from conformance.recordings import SDK_INTERNAL_TYPES, Case, dig, expected_results, recording_file
@@ -170,10 +170,10 @@ def replay(
         expected = [{**result, "replies": []} for result in expected_results(spec, case)]
     else:
         operation, scenario = "claude_code_outcome", claude_code_scenario(recording)
-        read = claude_code.expected_outcome(spec, scenario)
+        read = expected_outcome(spec, scenario)
         assert read in expected_results(spec, case), (
             f"{case.id}: the spec's classification reads the real transcript as {read!r} "
-            f"(row {claude_code.decide(spec, scenario).row['name']!r}), the case expects "
+            f"(row {decide(spec, scenario).row['name']!r}), the case expects "
             + " or ".join(repr(r) for r in expected_results(spec, case))
         )
         expected = [read]  # the transcript fixes what was observed when: one result is right

@@ -3,7 +3,7 @@ stop-reason and permission-fact tables, the JavaScript whitespace set, and the r
 allow-list.
 
 Every expected value comes from the spec: a vector's ``expected``, or the oracle of
-conformance.claude_code built from the claude-code.yaml tables and the diagnostic grammar.
+conformance.claude_code_oracle built from the claude-code.yaml tables and the diagnostic grammar.
 """
 
 from __future__ import annotations
@@ -18,28 +18,21 @@ from hypothesis import strategies as st
 
 from conformance.adapter import Adapter
 from conformance.blame import Violation
-from conformance.claude_code import (
-    DECOYS,
-    PLANTERS,
-    PRODUCT,
-    decide,
+from conformance.claude_code_blame import ClaudeDiagnosis
+from conformance.claude_code_canaries import DECOYS, PLANTERS, outcome_sites, planted_scenarios, replace_canaries
+from conformance.claude_code_oracle import PRODUCT, decide, expected_outcome, tables
+from conformance.claude_code_strategies import (
     error_results,
     events,
-    expected_outcome,
     native_denials,
     other_messages,
-    outcome_sites,
     outcomes,
     permission_events,
-    planted_scenarios,
-    replace_canaries,
     result_messages,
     scenarios,
     strict_successes,
-    tables,
     whitespace_text,
 )
-from conformance.claude_code_blame import ClaudeDiagnosis
 from conformance.codex_blame import leaks
 from conformance.grammar import Matcher, roots
 from conformance.reach import row_params, share

@@ -21,7 +21,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from conformance.adapter import Adapter
 from conformance.blame import Violation, text_difference
-from conformance.claude_code import planted_scenarios, replace_canaries
+from conformance.claude_code_canaries import planted_scenarios, replace_canaries
 from conformance.codex_canaries import PLANTERS, instantiate, planted_runs
 from conformance.diagnostic import (
     FACT_KEYS,
