@@ -173,7 +173,8 @@ def _products_record(args: argparse.Namespace) -> int:
     import tempfile
 
     from conformance.products import ProductError, install, locked
-    from conformance.recordings import RecordingError, load_cases, record_case, recordings_dir, write_recording
+    from conformance.recorder import RecordingError, record_case, write_recording
+    from conformance.recordings import load_cases, recordings_dir
     from conformance.resources import inside_installed_package
 
     output = args.output or recordings_dir()

@@ -25,16 +25,8 @@ from conformance.blame import Violation
 from conformance.process_blame import Context, Problem, blamed, outcome_problems
 from conformance.processes import call_runs
 from conformance.products import PRODUCTS, Installed, OfflineRun, cache_root, installed, locked
-from conformance.recordings import (
-    Case,
-    expected_results,
-    load_cases,
-    prepare,
-    record_case,
-    running_as_root,
-    server_for,
-    write_recording,
-)
+from conformance.recorder import prepare, record_case, running_as_root, server_for, write_recording
+from conformance.recordings import Case, expected_results, load_cases
 from conformance.replay import replay
 from conformance.spec import Spec, load_spec
 from conformance.upgrade import compare, official_unions

@@ -309,13 +309,13 @@ def test_a_case_of_the_product_as_root_is_recorded_only_as_root(
 ) -> None:
     """bypassPermissions as root is what the case records; recorded as another user, the CLI would
     run normally and the transcript would claim the wrong thing, so the recorder refuses first."""
-    from conformance import recordings
+    from conformance import recorder
     from conformance.products import Installed
 
     [case] = [c for c in load_cases(SPEC) if c.as_root]
     assert case.mode == "bypassPermissions" and case.model_calls == 0
-    monkeypatch.setattr(recordings, "running_as_root", lambda: False)
+    monkeypatch.setattr(recorder, "running_as_root", lambda: False)
     nowhere = Installed(case.product, "pkg", "0", tmp_path, tmp_path / "no-binary", "0")
-    with pytest.raises(recordings.RecordingError, match=r"cases\.yaml:\d+\) records what the product does as root"):
-        recordings.record_case(SPEC, case, nowhere, tmp_path / "run")
+    with pytest.raises(recorder.RecordingError, match=r"cases\.yaml:\d+\) records what the product does as root"):
+        recorder.record_case(SPEC, case, nowhere, tmp_path / "run")
     assert not (tmp_path / "run").exists()
