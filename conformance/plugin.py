@@ -9,6 +9,7 @@ the same run keep their markers, node ids, Hypothesis settings and reports. The 
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import platform
 from collections.abc import Generator
@@ -253,7 +254,13 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def _ours_path(path: Path) -> bool:
-    resolved = path.resolve()
+    return _ours_file(str(path))
+
+
+@functools.lru_cache(maxsize=4096)
+def _ours_file(path: str) -> bool:
+    """Resolving costs syscalls, and every item and report of a module asks for the same file."""
+    resolved = Path(path).resolve()
     return any(resolved.is_relative_to(root) for root in _ROOTS)
 
 
