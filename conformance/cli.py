@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -111,11 +112,23 @@ def _coverage(args: argparse.Namespace) -> int:
 
 
 def _selftest(args: argparse.Namespace) -> int:
+    from conformance import profiles
     from conformance.selftest import KnownBad, run_all
 
+    profile = args.profile or os.environ.get(profiles.VARIABLE) or "selftest"
+    if profile not in profiles.PROFILES:
+        where = "--profile" if args.profile else f"${profiles.VARIABLE}"
+        print(
+            f"subagent-conformance selftest: {where}={profile!r} names no profile; "
+            f"its profiles are {', '.join(profiles.PROFILES)}",
+            file=sys.stderr,
+        )
+        return 2
+    timeout = args.timeout if args.timeout > 0 else None
+    print(f"profile {profile!r}; each run is killed after {f'{timeout:g} s' if timeout else 'no limit'}")
     failures = 0
     print(f"{'adapter':<40}{'verdict':<12}violated")
-    for subject, verdict in run_all(args.jobs):
+    for subject, verdict in run_all(args.jobs, only=args.only, profile=profile, timeout=timeout):
         if not isinstance(subject, KnownBad):  # the reference, or a known-good variant: must pass
             ok = verdict.exit_code == 0
             kind = "reference" if subject is None else f"known-good: {subject.choice}"
@@ -272,6 +285,16 @@ def build_parser() -> argparse.ArgumentParser:
         "selftest", help="run the suite against the reference and every known-bad adapter; fail if any bad one passes"
     )
     selftest.add_argument("--jobs", type=int, default=None, help="runs at once (default: one per CPU)")
+    selftest.add_argument(
+        "--only", choices=["good", "bad"], default=None, help="the reference and only the known-good or known-bad ones"
+    )
+    selftest.add_argument(
+        "--profile", default=None, help="the Hypothesis profile of every run (default: $SUBAGENT_CONFORMANCE_PROFILE, "
+        "else selftest); e.g. thorough",
+    )  # fmt: skip
+    selftest.add_argument(
+        "--timeout", type=float, default=600, help="seconds before a run is killed (0: no limit; default: %(default)s)"
+    )
     selftest.set_defaults(run=_selftest)
 
     matrix = commands.add_parser(
