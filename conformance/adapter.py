@@ -17,6 +17,7 @@ import queue
 import sys
 import threading
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ import jsonschema
 
 from conformance import validation
 from conformance.exec_adapter import ExecAdapter, ExecFailure, ExecStartError, ExecTarget, Limits
+from conformance.operations import UndeclaredOperation
 from conformance.spec import Spec, describe_error, operations_schema
 
 
@@ -82,6 +84,8 @@ class Adapter:
     home: Path | None = None  # a Python adapter's own source: its frames are the ones a failure shows
     call_timeout: float | None = None  # a Python adapter's pure-call deadline; None for exec (it times itself)
     _worker: _Worker | None = field(default=None, repr=False)
+    # While a conformance test runs: the operations its module declares, and the module's name.
+    declared: tuple[frozenset[str], str] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self._tiers = {row["operation"]: row["tier"] for row in self.spec.table("adapter-protocol", "operations").rows}
@@ -101,6 +105,15 @@ class Adapter:
     def call(self, name: str, payload: Any) -> Any:
         """Call operation ``name``; the answer is returned only once it fits the schema. A failure
         of the adapter layer carries the operation and its input, for the failure's explanation."""
+        if self.declared is not None and name not in self.declared[0]:
+            operations, module = self.declared
+            warnings.warn(
+                UndeclaredOperation(
+                    f"{module} calls operation {name!r}, which its OPERATIONS do not declare "
+                    f"({', '.join(sorted(operations)) or 'none'}): a suite bug, please report it"
+                ),
+                stacklevel=2,
+            )
         try:
             return self._call(name, payload)
         except (AdapterResponseError, MissingOperation, OperationError, ExecFailure) as exc:

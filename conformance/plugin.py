@@ -64,6 +64,19 @@ class ConformanceSession:
         self.profile = profiles.chosen()  # the suite's Hypothesis profile, for its own tests only
 
     @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, None, object]:
+        """A conformance test may call only the operations its module declares (OPERATIONS,
+        conformance/operations.py); the adapter warns of any other."""
+        module = getattr(item, "module", None)
+        if module is None or not module.__name__.startswith("conformance.test_"):
+            return (yield)
+        self.adapter.declared = (getattr(module, "OPERATIONS", None) or frozenset(), module.__name__)
+        try:
+            return (yield)
+        finally:
+            self.adapter.declared = None
+
+    @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
         """Our Hypothesis profile around our tests' calls, and the user's own around theirs."""
         if not _ours(item):

@@ -21,6 +21,24 @@ from conformance.diagnostic import product
 from conformance.report import NOT_APPLICABLE
 from conformance.spec import Spec, expand_text
 
+# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+OPERATIONS = frozenset(
+    {
+        "bound_diagnostic",
+        "claude_code_outcome",
+        "codex_outcome",
+        "fold_output",
+        "format_diagnostic",
+        "job_notice",
+        "job_outcome",
+        "job_output",
+        "render_tool_result",
+        "select_output",
+        "settle_run",
+        "settlement_notice",
+    }
+)
+
 Json = dict[str, Any]
 Declaration = dict[str, Any]
 

@@ -43,6 +43,9 @@ from conformance.reach import row_params, share
 from conformance.spec import Spec, load_spec
 from conformance.texts import any_text
 
+# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+OPERATIONS = frozenset({"job_notice", "job_outcome", "job_output", "render_tool_result", "settlement_notice"})
+
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
 requirement = pytest.mark.requirement

@@ -39,6 +39,9 @@ from conformance.reach import row_params, share
 from conformance.spec import Spec, load_spec
 from conformance.text_blame import as_vector
 
+# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+OPERATIONS = frozenset({"claude_code_outcome"})
+
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
 requirement = pytest.mark.requirement

@@ -41,6 +41,9 @@ from conformance.results import expected_rendering
 from conformance.scenarios import PlannedRun, Scenario
 from conformance.spec import Spec, load_spec
 
+# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+OPERATIONS = frozenset({"render_tool_result", "run_claude_code"})
+
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
 requirement = pytest.mark.requirement

@@ -41,6 +41,9 @@ from conformance.spec import Spec, load_spec
 from conformance.text_blame import as_vector
 from conformance.texts import any_text
 
+# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+OPERATIONS = frozenset({"codex_outcome"})
+
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
 requirement = pytest.mark.requirement

@@ -30,6 +30,9 @@ from conformance.process_tier import (
 from conformance.scenarios import PlannedRun, Scenario
 from conformance.spec import load_spec
 
+# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+OPERATIONS = frozenset({"run_codex"})
+
 Json = Any
 Claim = Callable[[str, str], None]
 RunCodex = Callable[[list[PlannedRun]], list[Json]]

@@ -45,6 +45,9 @@ from conformance.selection import steps_for
 from conformance.spec import Spec, expand_text, load_spec
 from conformance.text_blame import as_vector, format_blame, format_findings
 
+# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+OPERATIONS = frozenset({"bound_diagnostic", "claude_code_outcome", "codex_outcome", "format_diagnostic", "settle_run"})
+
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
 requirement = pytest.mark.requirement

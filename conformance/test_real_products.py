@@ -31,6 +31,9 @@ from conformance.replay import replay
 from conformance.spec import Spec, load_spec
 from conformance.upgrade import compare, official_unions
 
+# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+OPERATIONS = frozenset({"claude_code_outcome", "codex_outcome", "run_claude_code", "run_codex"})
+
 Claim = Callable[[str, str], None]
 Json = Any
 requirement = pytest.mark.requirement

@@ -24,6 +24,9 @@ from conformance.recordings import Case, load_cases, load_recording, recording_f
 from conformance.replay import replay
 from conformance.spec import Spec, load_spec
 
+# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+OPERATIONS = frozenset({"claude_code_outcome", "codex_outcome"})
+
 Claim = Callable[[str, str], None]
 Json = Any
 requirement = pytest.mark.requirement

@@ -26,6 +26,9 @@ from conformance.results import (
 from conformance.results_oracle import check_rendering, check_settlement, expected_rendering, expected_settlement
 from conformance.spec import Spec, load_spec
 
+# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+OPERATIONS = frozenset({"bound_diagnostic", "render_tool_result", "settle_run"})
+
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
 requirement = pytest.mark.requirement

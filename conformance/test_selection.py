@@ -21,6 +21,9 @@ from conformance.selection import check_folded, check_selected, oracle_values, s
 from conformance.selection_oracle import reached_rows
 from conformance.spec import Spec, load_spec
 
+# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+OPERATIONS = frozenset({"fold_output", "select_output"})
+
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
 requirement = pytest.mark.requirement
