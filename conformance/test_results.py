@@ -27,7 +27,7 @@ from conformance.results_oracle import check_rendering, check_settlement, expect
 from conformance.spec import Spec, load_spec
 
 # The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
-OPERATIONS = frozenset({"bound_diagnostic", "render_tool_result", "settle_run"})
+OPERATIONS = frozenset({"bound_diagnostic", "fold_output", "render_tool_result", "settle_run"})
 
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]

@@ -4,6 +4,7 @@ known-good variant runs over."""
 
 from __future__ import annotations
 
+import ast
 import warnings
 from pathlib import Path
 
@@ -24,6 +25,26 @@ def test_every_conformance_module_declares_its_operations_as_a_literal() -> None
     every = {row["operation"] for row in load_spec().table("adapter-protocol", "operations").rows}
     unknown = {tier: sorted(ops - every) for tier, ops in operations.tiers().items() if ops - every}
     assert not unknown, f"declared operations the spec does not define: {unknown}"
+
+
+def test_every_operation_a_module_names_is_declared() -> None:
+    """The static half of the check: a call made only while diagnosing a failure (the results
+    tier asks the adapter's own fold which output it selected) is never reached by the
+    reference, so the adapter's warning alone would not see it."""
+    every = {row["operation"] for row in load_spec().table("adapter-protocol", "operations").rows}
+    undeclared = {}
+    for module in sorted(operations.PACKAGE.glob("test_*.py")):
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        body = [n for n in tree.body if not _declares(n)]
+        named = {n.value for top in body for n in ast.walk(top) if isinstance(n, ast.Constant) and n.value in every}
+        if missing := named - (operations.declared(module) or frozenset()):
+            undeclared[module.name] = sorted(missing)
+    assert not undeclared, f"operations named in a conformance module but not in its OPERATIONS: {undeclared}"
+
+
+def _declares(node: ast.stmt) -> bool:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+    return any(isinstance(t, ast.Name) and t.id == operations.DECLARATION for t in targets)
 
 
 def test_a_declaration_that_is_not_a_literal_is_refused(tmp_path: Path) -> None:
