@@ -101,7 +101,12 @@ def _check(outcome: Callable[[Json], Json], request: Json, expected: Json, *, fo
             actual=answer,
             sections=_as_vector(request, expected, blamed) if found else None,
         )
-    if "diagnostic" in actual and not RUN_RESULT.matches(actual["diagnostic"]):
+    _check_grammar(request, answer)
+
+
+def _check_grammar(request: Json, answer: Json) -> None:
+    """RED-002: a diagnostic is a sentence of the Codex run-result grammar."""
+    if "diagnostic" in answer and not RUN_RESULT.matches(answer["diagnostic"]):
         raise Violation(
             ["RED-002"],
             operation="codex_outcome",
@@ -647,14 +652,7 @@ def test_canaries_never_reach_a_text(outcome: Callable[[Json], Json], spec: Spec
                         detail=f"canary {canary!r} planted at {site} appears in {text!r}",
                     )
         for request, result in zip(requests, results, strict=True):
-            if "diagnostic" in result and not RUN_RESULT.matches(result["diagnostic"]):
-                raise Violation(
-                    ["RED-002"],
-                    operation="codex_outcome",
-                    input=request,
-                    expected="a diagnostic that is a sentence of the Codex run-result grammar",
-                    actual=result,
-                )
+            _check_grammar(request, result)
         if results[0] != results[1]:
             raise Violation(
                 ["RED-005"],
