@@ -6,7 +6,7 @@ running a test, so a clean checkout renders the same pages as a developer's.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,8 +35,7 @@ class _ProcessTier:
     def __init__(self, fixtures: Iterable[str]) -> None:
         self.fixtures = set(fixtures)
         self.nodes: set[str] = set()
-        self._claims: dict[tuple[int, int], bool] = {}  # one reading of each source: 1238 items, 10 s
-        self._sources: dict[int, str] = {}
+        self._claims: dict[tuple[int, int], bool] = {}  # read once per test function, not per case: 10 s
 
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         uses = set(getattr(item, "fixturenames", ()))
@@ -46,13 +45,8 @@ class _ProcessTier:
     def _claims_driver(self, function: object, module: object) -> bool:
         key = (id(function), id(module))
         if key not in self._claims:
-            self._claims[key] = _claims_driver(function, module, self._source)
+            self._claims[key] = _claims_driver(function, module)
         return self._claims[key]
-
-    def _source(self, obj: object) -> str:
-        if id(obj) not in self._sources:
-            self._sources[id(obj)] = _source(obj)
-        return self._sources[id(obj)]
 
 
 _CLAIM = '"process_drivers"'
@@ -65,14 +59,14 @@ def _source(obj: object) -> str:
         return ""
 
 
-def _claims_driver(function: object, module: object, source: Callable[[object], str] = _source) -> bool:
+def _claims_driver(function: object, module: object) -> bool:
     """Whether the test's body claims a process driver, itself or through a helper of its module
     that it calls (``_driver(claim)``)."""
-    body = source(function)
+    body = _source(function)
     if _CLAIM in body:
         return True
     for name, helper in vars(module).items() if module is not None else ():
-        if inspect.isfunction(helper) and f"{name}(" in body and _CLAIM in source(helper):
+        if inspect.isfunction(helper) and f"{name}(" in body and _CLAIM in _source(helper):
             return True
     return False
 
