@@ -124,7 +124,10 @@ def _selftest(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    timeout = args.timeout if args.timeout > 0 else None
+    if not args.timeout >= 0:  # NaN too
+        print(f"subagent-conformance selftest: --timeout={args.timeout:g}: seconds, 0 for no limit", file=sys.stderr)
+        return 2
+    timeout = args.timeout or None
     print(f"profile {profile!r}; each run is killed after {f'{timeout:g} s' if timeout else 'no limit'}")
     failures = 0
     print(f"{'adapter':<40}{'verdict':<12}violated")

@@ -18,6 +18,11 @@ def test_a_profile_that_does_not_exist_is_a_usage_error(capsys: pytest.CaptureFi
     assert "--profile='thorogh' names no profile" in err and "thorough" in err
 
 
+def test_a_negative_timeout_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["selftest", "--timeout", "-1"]) == 2
+    assert "--timeout=-1: seconds, 0 for no limit" in capsys.readouterr().err
+
+
 def test_only_good_runs_the_reference_over_their_tiers_and_each_good_one_with_the_profile(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
