@@ -60,6 +60,11 @@ OPTIONS: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [
         "help": "also run the real-products tier: the installed Codex app-server and Claude Code CLI against fake "
         "model services on 127.0.0.1 (install them first: subagent-conformance products install)",
     }),
+    ("serial_process_tier", ("--serial-process-tier",), {
+        "action": "store_true", "default": False,
+        "help": "play each process-tier scenario when its test runs, one after the other, instead of starting "
+        "them in the background as the run begins (a failure is always played again alone)",
+    }),
     ("conformance_summary", ("--conformance-summary",), {
         "default": None, "metavar": "PATH",
         "help": "write a Markdown summary of the run, fit for a CI step summary",

@@ -28,7 +28,7 @@ import jsonschema
 
 from conformance import validation
 from conformance.exec_adapter import ExecAdapter, ExecFailure, ExecStartError, ExecTarget, Limits
-from conformance.operations import UndeclaredOperation
+from conformance.operations import RUNNING, UndeclaredOperation
 from conformance.spec import Spec, describe_error, operations_schema
 
 
@@ -84,11 +84,19 @@ class Adapter:
     home: Path | None = None  # a Python adapter's own source: its frames are the ones a failure shows
     call_timeout: float | None = None  # a Python adapter's pure-call deadline; None for exec (it times itself)
     _worker: _Worker | None = field(default=None, repr=False)
-    # While a conformance test runs: the operations its module declares, and the module's name.
-    declared: tuple[frozenset[str], str] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self._tiers = {row["operation"]: row["tier"] for row in self.spec.table("adapter-protocol", "operations").rows}
+
+    @property
+    def declared(self) -> tuple[frozenset[str], str] | None:
+        """While a conformance test runs: the operations its module declares, and the module's name
+        (conformance.operations.RUNNING, in the calling context)."""
+        return RUNNING.get()
+
+    @declared.setter
+    def declared(self, value: tuple[frozenset[str], str] | None) -> None:
+        RUNNING.set(value)
 
     def claims(self, claim: str, value: str) -> bool:
         claimed = self.declaration.get(claim, ())

@@ -5,10 +5,13 @@ suite (``subagent_conformance_plugin`` decides)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
+from conformance import ahead
 from conformance.adapter import Adapter
 from conformance.plugin import session_of
 from conformance.report import NOT_APPLICABLE
@@ -36,3 +39,33 @@ def claim(adapter: Adapter) -> Callable[[str, str], None]:
             pytest.skip(f"{NOT_APPLICABLE}{adapter.impl} does not claim {kind} {value!r}")
 
     return need
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _played_ahead(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ahead.Ahead | None]:
+    """The process tier's calls, started in the background as the run's first test begins
+    (conformance/ahead.py); each marked test then checks what its call gave."""
+    session = session_of(request.config)
+    items = [item for item in request.session.items if item.get_closest_marker(ahead.MARKER) is not None]
+    if not items or not ahead.can_play_ahead(request.config, session.adapter):
+        yield None
+        return
+    played = ahead.Ahead(
+        session.adapter, session.spec, lambda name: tmp_path_factory.mktemp(re.sub(r"\W", "_", name)[:30])
+    )
+    played.start(items)
+    try:
+        yield played
+    finally:
+        played.close()
+
+
+@pytest.fixture
+def played(
+    request: pytest.FixtureRequest, adapter: Adapter, spec: Spec, tmp_path: Path, _played_ahead: ahead.Ahead | None
+) -> ahead.Played:
+    """``played(check)``: check the outcome of the test's call (``@ahead.plays``) played ahead, else
+    (or when that does not pass) make the call now, alone, and check that."""
+    return lambda check: ahead.play(request.node, _played_ahead, adapter, spec, tmp_path, check)

@@ -15,10 +15,15 @@ import ast
 import importlib
 import sys
 from collections.abc import Iterable
+from contextvars import ContextVar
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
 DECLARATION = "OPERATIONS"
+
+# While a conformance test runs: the operations its module declares, and the module's name. A
+# context variable, so that a call played ahead (conformance/ahead.py) carries its own test's.
+RUNNING: ContextVar[tuple[frozenset[str], str] | None] = ContextVar("subagent_conformance_running", default=None)
 
 
 class UndeclaredOperation(UserWarning):

@@ -186,6 +186,9 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line("markers", f"{REAL_PRODUCTS_MARKER}: needs the real products (runs with --real-products)")
     config.addinivalue_line(
+        "markers", "played(product, planner): a process-tier test whose call is played ahead (conformance/ahead.py)"
+    )
+    config.addinivalue_line(
         "markers", f"{REACHES_MARKER}(table, *rows): the spec table rows (area.table, row index) a test exercises"
     )
     expected: ExpectedFailures | None = None

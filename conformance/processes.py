@@ -9,10 +9,12 @@ later tests even when this one fails.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import signal
 import threading
 import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,8 +86,32 @@ def cleanup_requirements(operation: str, outcome: Json) -> tuple[str, ...]:
     return owners.cleanup_startup if rejected else owners.cleanup_dispose
 
 
+# While calls are played ahead (conformance/ahead.py): how to stop them, so that any other call
+# is the adapter's only process call in flight.
+_ahead: list[Callable[[], None]] = []
+_in_ahead = threading.local()
+
+
+def before_other_calls(stop: Callable[[], None] | None) -> None:
+    """Register (or, with None, forget) what every call not played ahead runs first."""
+    _ahead[:] = [stop] if stop is not None else []
+
+
+@contextlib.contextmanager
+def played_ahead() -> Iterator[None]:
+    """The calls of this thread are the ones played ahead."""
+    _in_ahead.on = True
+    try:
+        yield
+    finally:
+        _in_ahead.on = False
+
+
 def call_runs(adapter: Any, operation: str, runs: list[Json], deadline: float = DEFAULT_DEADLINE) -> list[Json]:
     """Call ``operation`` on ``runs`` (each gains a token), within ``deadline`` seconds; check and clean up."""
+    if not getattr(_in_ahead, "on", False):
+        for stop in list(_ahead):
+            stop()
     tokens = [new_token() for _ in runs]
     request = {
         "runs": [
@@ -101,7 +127,9 @@ def call_runs(adapter: Any, operation: str, runs: list[Json], deadline: float = 
         except BaseException as exc:  # re-raised in the test's thread
             error.append(exc)
 
-    worker = threading.Thread(target=call, name=f"{operation}-call", daemon=True)
+    # In the caller's context: the call is checked against the operations its own test declares.
+    context = contextvars.copy_context()
+    worker = threading.Thread(target=context.run, args=(call,), name=f"{operation}-call", daemon=True)
     worker.start()
     worker.join(deadline)
     alive = carrying(set(tokens))

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from conformance.adapter import Adapter
+from conformance.ahead import Played, plays
 from conformance.blame import Violation, expect
 from conformance.claude_code_process import (
     CONTROL_SUBTYPES,
@@ -29,7 +30,6 @@ from conformance.claude_code_process import (
 from conformance.process_marks import checks, reaches
 from conformance.process_tier import (
     batches,
-    call,
     canary_site_problems,
     check_runs,
     overlapping,
@@ -85,18 +85,26 @@ def _marks(scenario: Scenario) -> list[pytest.MarkDecorator]:
 # --------------------------------------------------------------------------- every scenario
 
 
+def _one_scenario(spec: Spec, params: dict[str, Any], folder: Path) -> list[PlannedRun]:
+    return plan_runs(spec, params["scenario"], folder)
+
+
 @pytest.mark.parametrize(
     "scenario",
     [pytest.param(s, id=s.name, marks=_marks(s)) for s in product_scenarios(_SPEC, PRODUCT)],
 )
-def test_scenario(adapter: Adapter, claim: Claim, spec: Spec, scenario: Scenario, tmp_path: Path) -> None:
+@plays(PRODUCT, _one_scenario)
+def test_scenario(adapter: Adapter, claim: Claim, played: Played, spec: Spec, scenario: Scenario) -> None:
     """Played on real pipes, the scenario gives exactly the outcome the spec renders for it."""
     _driver(claim)
-    planned = plan_runs(spec, scenario, tmp_path)
-    _check(adapter, spec, planned, call(adapter, planned))
+    played(lambda planned, outcomes: _check(adapter, spec, planned, outcomes))
 
 
 # --------------------------------------------------------------------------- concurrency
+
+
+def _one_batch(spec: Spec, params: dict[str, Any], folder: Path) -> list[PlannedRun]:
+    return [run for s in batches(spec, PRODUCT)[params["batch"]] for run in plan_runs(spec, overlapping(s), folder)]
 
 
 @pytest.mark.parametrize(
@@ -107,16 +115,20 @@ def test_scenario(adapter: Adapter, claim: Claim, spec: Spec, scenario: Scenario
     ],
 )
 @requirement("CC-042", "CC-024", "CC-025", "CC-027")
-def test_concurrent_runs_share_nothing(adapter: Adapter, claim: Claim, spec: Spec, batch: str, tmp_path: Path) -> None:
+@plays(PRODUCT, _one_batch)
+def test_concurrent_runs_share_nothing(adapter: Adapter, claim: Claim, played: Played, spec: Spec, batch: str) -> None:
     """The scenarios of one batch in one call: the fakes overlap in time, and each run still gives
     exactly its own outcome (its own permission facts, cancellation, exit, mode and environment)."""
     _driver(claim)
     members = batches(spec, PRODUCT)[batch]
     assert len(members) >= 6, f"batch {batch} has {len(members)} scenarios; the isolation check needs at least six"
-    planned = [run for s in members for run in plan_runs(spec, overlapping(s), tmp_path)]
-    _check(adapter, spec, planned, call(adapter, planned), overlap=True)
-    for run in planned:
-        _expect_flags(run, [(MODE_FLAG, run.run["mode"])], ("CC-042",))
+
+    def check(planned: list[PlannedRun], outcomes: list[Json]) -> None:
+        _check(adapter, spec, planned, outcomes, overlap=True)
+        for run in planned:
+            _expect_flags(run, [(MODE_FLAG, run.run["mode"])], ("CC-042",))
+
+    played(check)
 
 
 # --------------------------------------------------------------------------- what the provider sends
@@ -153,39 +165,52 @@ def _plain_success(spec: Spec) -> Scenario:
     raise LookupError(f"no plain successful scenario in {PRODUCT}'s scenario file")
 
 
+_TASK = [
+    {"type": "text", "text": "First part. "},
+    {"type": "text", "text": " \t"},
+    {"type": "text", "text": "Last."},
+]
+
+
+def _every_mode(spec: Spec, params: dict[str, Any], folder: Path) -> list[PlannedRun]:
+    """The plain successful run once per permission mode, with a task of three text blocks."""
+    template = _plain_success(spec)
+    planned = []
+    for mode in spec.vocabulary("claude-code.permission_mode").values:
+        [run] = plan_runs(spec, template, folder / str(mode))
+        run.run.update(mode=mode, task=_TASK)
+        planned.append(run)
+    return planned
+
+
 @requirement("CC-042", "CC-044")
-def test_the_cli_gets_its_run_settings(adapter: Adapter, claim: Claim, spec: Spec, tmp_path: Path) -> None:
+@plays(PRODUCT, _every_mode)
+def test_the_cli_gets_its_run_settings(adapter: Adapter, claim: Claim, played: Played, spec: Spec) -> None:
     """One run per permission mode, in one call: each CLI gets the stream-json flags and its own
     mode, runs in the parent's directory with the run's environment, receives the initialize
     control request and then the task's text as the one user message."""
     _driver(claim)
-    template = _plain_success(spec)
-    task = [
-        {"type": "text", "text": "First part. "},
-        {"type": "text", "text": " \t"},
-        {"type": "text", "text": "Last."},
-    ]
-    planned = []
-    for mode in spec.vocabulary("claude-code.permission_mode").values:
-        [run] = plan_runs(spec, template, tmp_path / str(mode))
-        run.run.update(mode=mode, task=task)
-        planned.append(run)
-    outcomes = call(adapter, planned)
-    _check(adapter, spec, planned, outcomes)  # also: the CLI's command, directory and environment
-    for run in planned:
-        _expect_flags(run, [*STREAM_JSON_FLAGS, (MODE_FLAG, run.run["mode"])], ("CC-044",))
-        frames = [line["stdin"] for line in run.recorded() if "stdin" in line]
-        kinds = [
-            f.get("request", {}).get("subtype") if f.get("type") == "control_request" else f.get("type") for f in frames
-        ]
-        got = {
-            "--verbose": "--verbose" in sent_flags(run),
-            "first frames": kinds[:2],
-            "task": user_text(frames[1]) if frames[1:] else None,
-        }
-        want = {"--verbose": True, "first frames": ["initialize", "user"], "task": "".join(b["text"] for b in task)}
-        sections = {"wire transcript": transcript(run.recorded())}
-        expect(("CC-044",), "run_claude_code", {"runs": [run.run]}, want, got, sections=sections)
+
+    def check(planned: list[PlannedRun], outcomes: list[Json]) -> None:
+        _check(adapter, spec, planned, outcomes)  # also: the CLI's command, directory and environment
+        for run in planned:
+            _expect_flags(run, [*STREAM_JSON_FLAGS, (MODE_FLAG, run.run["mode"])], ("CC-044",))
+            frames = [line["stdin"] for line in run.recorded() if "stdin" in line]
+            kinds = [
+                f.get("request", {}).get("subtype") if f.get("type") == "control_request" else f.get("type")
+                for f in frames
+            ]
+            got = {
+                "--verbose": "--verbose" in sent_flags(run),
+                "first frames": kinds[:2],
+                "task": user_text(frames[1]) if frames[1:] else None,
+            }
+            task = "".join(b["text"] for b in _TASK)
+            want = {"--verbose": True, "first frames": ["initialize", "user"], "task": task}
+            sections = {"wire transcript": transcript(run.recorded())}
+            expect(("CC-044",), "run_claude_code", {"runs": [run.run]}, want, got, sections=sections)
+
+    played(check)
 
 
 # --------------------------------------------------------------------------- redaction coverage

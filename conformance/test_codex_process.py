@@ -17,18 +17,17 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import Adapter
+from conformance.ahead import Played, plays
 from conformance.process_marks import checks, reaches
 from conformance.process_tier import (
     batches,
-    call,
     canary_site_problems,
     check_runs,
     plan_runs,
     product_scenarios,
 )
 from conformance.scenarios import PlannedRun, Scenario
-from conformance.spec import load_spec
+from conformance.spec import Spec, load_spec
 
 # The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"run_codex"})
@@ -43,13 +42,6 @@ _SPEC = load_spec()
 SCENARIOS = product_scenarios(_SPEC, PRODUCT)
 
 
-@pytest.fixture
-def run_codex(adapter: Adapter, claim: Claim) -> RunCodex:
-    """run_codex of the adapter, with a deadline and the survivor scan, once it claims the Codex driver."""
-    claim("process_drivers", "codex")
-    return lambda planned: call(adapter, planned)
-
-
 def _marks(scenario: Scenario) -> list[pytest.MarkDecorator]:
     """What the scenario can be blamed on, and the table rows its expectation is rendered from."""
     return [
@@ -58,11 +50,31 @@ def _marks(scenario: Scenario) -> list[pytest.MarkDecorator]:
     ]
 
 
+def _one_scenario(spec: Spec, params: dict[str, Any], folder: Path) -> list[PlannedRun]:
+    return plan_runs(spec, params["scenario"], folder)
+
+
+def _one_batch(spec: Spec, params: dict[str, Any], folder: Path) -> list[PlannedRun]:
+    return [run for s in batches(spec, PRODUCT)[params["batch"]] for run in plan_runs(spec, s, folder)]
+
+
+def _every_mode(spec: Spec, params: dict[str, Any], folder: Path) -> list[PlannedRun]:
+    """The ordinary run once in every permission mode."""
+    [scenario] = [s for s in product_scenarios(spec, PRODUCT) if s.name == "completed-answer"]
+    planned = []
+    for mode in spec.vocabulary(f"{PRODUCT}.permission_mode").values:
+        [run] = plan_runs(spec, scenario, folder / str(mode))
+        run.run["mode"] = mode
+        planned.append(run)
+    return planned
+
+
 @pytest.mark.parametrize("scenario", [pytest.param(s, id=s.name, marks=_marks(s)) for s in SCENARIOS])
-def test_scenario(run_codex: RunCodex, scenario: Scenario, tmp_path: Path) -> None:
+@plays(PRODUCT, _one_scenario)
+def test_scenario(claim: Claim, played: Played, scenario: Scenario) -> None:
     """Played on real pipes, the scenario gives exactly the outcome and the wire the spec renders."""
-    planned = plan_runs(_SPEC, scenario, tmp_path)
-    check_runs(_SPEC, planned, run_codex(planned), overlap=len(planned) > 1)
+    claim("process_drivers", PRODUCT)
+    played(lambda planned, outcomes: check_runs(_SPEC, planned, outcomes, overlap=len(planned) > 1))
 
 
 @requirement("RED-008")
@@ -80,23 +92,20 @@ def test_every_codex_canary_site_is_planted() -> None:
     ],
 )
 @requirement("CDX-071", "CDX-016", "CDX-070")
-def test_a_batch_in_one_call(run_codex: RunCodex, batch: str, tmp_path: Path) -> None:
+@plays(PRODUCT, _one_batch)
+def test_a_batch_in_one_call(claim: Claim, played: Played, batch: str) -> None:
     """Different scenarios overlapping in one call (modes, facts, exits, a dispose() before
     settlement that cancels only its own run): each gives exactly its own outcome."""
+    claim("process_drivers", PRODUCT)
     members = batches(_SPEC, PRODUCT)[batch]
     assert len(members) >= 6, f"batch {batch} has {len(members)} scenarios; the isolation check needs at least six"
-    planned = [run for s in members for run in plan_runs(_SPEC, s, tmp_path)]
-    check_runs(_SPEC, planned, run_codex(planned))
+    played(lambda planned, outcomes: check_runs(_SPEC, planned, outcomes))
 
 
 @requirement("CDX-054", "CDX-071")
 @pytest.mark.reaches("codex.mode_fields", *range(len(_SPEC.table(PRODUCT, "mode_fields").rows)))
-def test_every_mode_in_one_call(run_codex: RunCodex, tmp_path: Path) -> None:
+@plays(PRODUCT, _every_mode)
+def test_every_mode_in_one_call(claim: Claim, played: Played) -> None:
     """The ordinary run in every permission mode at once: each thread/start carries its own mode's fields."""
-    [scenario] = [s for s in SCENARIOS if s.name == "completed-answer"]
-    planned = []
-    for mode in _SPEC.vocabulary(f"{PRODUCT}.permission_mode").values:
-        [run] = plan_runs(_SPEC, scenario, tmp_path / str(mode))
-        run.run["mode"] = mode
-        planned.append(run)
-    check_runs(_SPEC, planned, run_codex(planned), overlap=True)
+    claim("process_drivers", PRODUCT)
+    played(lambda planned, outcomes: check_runs(_SPEC, planned, outcomes, overlap=True))
