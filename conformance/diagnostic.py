@@ -286,9 +286,20 @@ class Bound:
         return text[:kept] + self.marker
 
 
+_BOUNDS: dict[int, tuple[Any, Bound]] = {}  # by id, with the spec itself: an id is not reused while it is held
+
+
 def bound(spec: Any) -> Bound:
     """Read the limit (the largest input a vector keeps unchanged, below the smallest it cuts)
-    and the marker (what a cut vector appends after the kept prefix) from bound_vectors."""
+    and the marker (what a cut vector appends after the kept prefix) from bound_vectors, once
+    per spec (the vectors' texts run to kilobytes)."""
+    cached = _BOUNDS.get(id(spec))
+    if cached is None or cached[0] is not spec:
+        cached = _BOUNDS[id(spec)] = (spec, _read_bound(spec))
+    return cached[1]
+
+
+def _read_bound(spec: Any) -> Bound:
     kept, cut, markers = [], [], set()
     for row in spec.table("diagnostic", "bound_vectors").rows:
         given, expected = expand_text(row["input"]), expand_text(row["expected"])
@@ -318,6 +329,10 @@ def _fill(pattern: list[str], lead: int, target: int, reach: bool) -> str:
     bytes, or (``reach``) as soon as ``target`` bytes are reached."""
     chars = ["x"] * min(lead, target)
     size = len(chars)
+    period = sum(len(char.encode("utf-8")) for char in pattern)
+    whole = (target - size) // period  # whole repetitions always fit, reach or not
+    chars += pattern * whole
+    size += whole * period
     index = 0
     while size < target:
         char = pattern[index % len(pattern)]
