@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import queue
+import re
 import shlex
 import signal
 import subprocess
@@ -21,6 +22,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import IO, Any
+
+import orjson
 
 from conformance.processes import Survivor, carrying, kill, new_token
 from conformance.schema_errors import elide
@@ -213,10 +216,13 @@ class ExecAdapter:
         if self.envelopes is not None:
             for error in self.envelopes[0].iter_errors(request):  # the suite's own line: a suite bug
                 raise AssertionError(f"the suite built an invalid exec request: {describe_error(error)}")
-        line = json.dumps(request, ensure_ascii=False) + "\n"
+        try:  # orjson writes the same JSON (compact, UTF-8) about 15 times faster than json
+            line = orjson.dumps(request) + b"\n"
+        except TypeError:  # orjson.JSONEncodeError: e.g. an integer beyond 64 bits, which json writes
+            line = (json.dumps(request, ensure_ascii=False) + "\n").encode("utf-8")
         try:
             assert process.popen.stdin is not None
-            process.popen.stdin.write(line.encode("utf-8"))
+            process.popen.stdin.write(line)
             process.popen.stdin.flush()
         except OSError:
             pass  # the read reports how the adapter ended
@@ -292,7 +298,7 @@ class ExecAdapter:
     def _refusal(process: _Process, request_id: int, op: str, answer: bytes) -> tuple[str | None, Any]:
         """Why a response line cannot be the answer to ``request_id`` (None if it can), and its message."""
         try:
-            message = json.loads(answer)
+            message = parse_line(answer)
         except ValueError:
             return f"not JSON ({ONLY_JSON_LINES})", None
         if not isinstance(message, dict):
@@ -313,6 +319,19 @@ class ExecAdapter:
         time.sleep(0.05)  # let the stderr reader catch the adapter's last words
         tail = bytes(process.stderr).decode("utf-8", "replace").strip()
         return f"{op}: {what}; adapter command {self.command!r}; end of its stderr:\n{tail or '(empty)'}"
+
+
+# A run of 19 digits may be an integer beyond 64 bits, which orjson reads as a float.
+_LONG_DIGITS = re.compile(rb"\d{19}")
+
+
+def parse_line(line: bytes) -> Any:
+    """``json.loads(line)``, exactly: orjson reads the line (several times faster) unless it
+    could read it differently (a long run of digits) or refuses it; json decides then."""
+    if _LONG_DIGITS.search(line) is None:
+        with contextlib.suppress(orjson.JSONDecodeError):
+            return orjson.loads(line)
+    return json.loads(line)
 
 
 def _strays(survivors: list[Survivor]) -> str:
