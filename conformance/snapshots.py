@@ -97,6 +97,8 @@ def guard(config: Any, spec: Any, items: list[Any], ours: Any) -> None:
 
     if not any(ours(item) for item in items):
         return
+    if config.getoption("collectonly"):
+        config.option.disable_unused_snapshots = True  # nothing runs: no snapshot is unused (syrupy would fail)
     if refused := refused_options(config.getoption):
         # syrupy still finishes its session after a usage error, and would then delete every
         # snapshot it saw no test take: let it neither write nor clean up.

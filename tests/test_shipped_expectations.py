@@ -68,3 +68,13 @@ def test_products_record_refuses_to_write_into_an_installed_suite(
         assert "is inside the installed suite, whose recordings are shipped expectations" in err, err
         assert "pass --output DIR to record elsewhere" in err
     assert list((package / "_data" / "fixtures" / "recordings").iterdir()) == []
+
+
+def test_listing_the_suite_succeeds_and_leaves_the_snapshots(run_suite: RunSuite) -> None:
+    """--collect-only runs no test, so no shipped snapshot is unused: syrupy's unused-snapshot
+    failure (and its advice to use the refused --snapshot-update) would be a false alarm."""
+    before = SNAPSHOT_FILE.read_bytes()
+    listed = run_suite("--collect-only", "-q", "--pyargs", "conformance.test_diagnostic")
+    assert listed.code == 0, listed.tail
+    assert "--snapshot-update" not in listed.output, listed.tail
+    assert SNAPSHOT_FILE.read_bytes() == before
