@@ -9,12 +9,15 @@ it runs, one checkout after the other and ``--repeat`` times over, alternating:
 - ``main``: the main job's ``python -m pytest --pyargs conformance``, from an empty folder.
 
 Each run has the checkout first on PYTHONPATH (so an editable install of another checkout does
-not leak in) and the environment otherwise unchanged. It prints the wall time and the CPU time
-of the run's process tree (user + system, from the children's rusage), the median of the
-repeats, and each checkout's ratio to the first one's::
+not leak in) and the environment otherwise unchanged, but for ``--profile`` (the suite's
+Hypothesis profile, e.g. ``thorough``; default: what the environment says). A run that fails
+is reported with the end of its output, and left out of the figures; the others go on. It
+prints the wall time and the CPU time of the run's process tree (user + system, from the
+children's rusage), the median of the repeats, and each checkout's ratio to the first one's::
 
     python benchmarks/commands.py --checkout start=/tmp/start --checkout this=. [--repeat 1]
-                                  [--command test --command main] [--json figures.json]
+                                  [--command test --command main] [--profile thorough]
+                                  [--json figures.json]
 """
 
 from __future__ import annotations
@@ -49,8 +52,10 @@ def readme_test_command(checkout: Path) -> list[str]:
     return [sys.executable, *words[1:]]
 
 
-def run_once(checkout: Path, command: str) -> dict[str, float]:
+def run_once(checkout: Path, command: str, profile: str | None = None) -> dict[str, float] | None:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(checkout), os.environ.get("PYTHONPATH")])))
+    if profile is not None:
+        env["SUBAGENT_CONFORMANCE_PROFILE"] = profile
     with tempfile.TemporaryDirectory(prefix="bench-commands-") as empty:
         if command == "test":
             argv, cwd = readme_test_command(checkout), checkout
@@ -63,7 +68,9 @@ def run_once(checkout: Path, command: str) -> dict[str, float]:
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
-        raise SystemExit(f"{checkout} {command}: exit {done.returncode}\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+        tail = done.stdout[-3000:] + done.stderr[-3000:]
+        print(f"  {checkout.name} {command}: exit {done.returncode}, left out of the figures\n{tail}", flush=True)
+        return None
     summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     print(f"  {checkout.name} {command}: {wall:.1f} s wall, {cpu:.1f} s CPU ({summary})", flush=True)
@@ -75,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkout", action="append", default=[], metavar="NAME=PATH")
     parser.add_argument("--command", action="append", choices=["test", "main"], default=[])
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--profile", help="the suite's Hypothesis profile for every run (e.g. thorough)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     checkouts = [(n, Path(p).resolve()) for n, _, p in (c.partition("=") for c in args.checkout)] or [
@@ -85,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(args.repeat):
         for command in commands:
             for name, path in checkouts:
-                runs[name][command].append(run_once(path, command))
+                if (figure := run_once(path, command, args.profile)) is not None:
+                    runs[name][command].append(figure)
     figures: dict[str, Any] = {}
     print(
         "\n| command | "
@@ -96,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("|---" * (1 + 2 * len(checkouts) - 1) + "|")
     for command in commands:
+        if not all(runs[n][command] for n, _ in checkouts):
+            cells = ["failed" if not runs[n][command] else "-" for n, _ in checkouts]
+            print(f"| {command} | " + " | ".join(cells) + " |")
+            continue
         med = {n: {k: statistics.median(r[k] for r in runs[n][command]) for k in ("wall", "cpu")} for n, _ in checkouts}
         first = med[checkouts[0][0]]
         cells = [f"{med[n]['wall']:.1f} ({med[n]['cpu']:.0f})" for n, _ in checkouts]
