@@ -99,7 +99,7 @@ class Ahead:
     def close(self) -> None:
         """Drop the calls not started yet; wait for those in flight (each ends by its deadline,
         its survivors killed)."""
-        processes.before_other_calls(None)
+        processes.no_longer_before_other_calls(self.stop)
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 

@@ -92,9 +92,15 @@ _ahead: list[Callable[[], None]] = []
 _in_ahead = threading.local()
 
 
-def before_other_calls(stop: Callable[[], None] | None) -> None:
-    """Register (or, with None, forget) what every call not played ahead runs first."""
-    _ahead[:] = [stop] if stop is not None else []
+def before_other_calls(stop: Callable[[], None]) -> None:
+    """Register what every call not played ahead runs first (one per session playing ahead:
+    a nested session's pool stops its outer one's too)."""
+    _ahead.append(stop)
+
+
+def no_longer_before_other_calls(stop: Callable[[], None]) -> None:
+    with contextlib.suppress(ValueError):
+        _ahead.remove(stop)
 
 
 @contextlib.contextmanager
