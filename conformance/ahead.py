@@ -73,12 +73,11 @@ class Ahead:
             marker = item.get_closest_marker(MARKER)
             if marker is None or not self.adapter.claims("process_drivers", marker.kwargs["product"]):
                 continue
-            module = getattr(item, "module", None)
-            declared = (getattr(module, operations.DECLARATION, None) or frozenset(), getattr(module, "__name__", ""))
-            params = dict(getattr(getattr(item, "callspec", None), "params", {}))
-            args = (marker.kwargs["planner"], params, self.folder(item.name), declared)
+            declared = operations.declaration(getattr(item, "module", None))
+            args = (marker.kwargs["planner"], _params(item), self.folder(item.name), declared)
             self._calls[item.nodeid] = self._pool.submit(self._play, *args)
-        processes.before_other_calls(self.stop)
+        if self._calls:
+            processes.before_other_calls(self.stop)
 
     def _play(self, planner: Planner, params: dict[str, Any], folder: Path, declared: Any) -> Outcome:
         operations.RUNNING.set(declared)  # the call is its own test's, whatever test the main thread runs
@@ -124,5 +123,10 @@ def play(item: pytest.Item, ahead: Ahead | None, adapter: Any, spec: Spec, folde
             ahead.stop()  # alone means alone: no call ahead is in flight while it plays again
     marker = item.get_closest_marker(MARKER)
     assert marker is not None, f"{item.nodeid} uses the played fixture without @ahead.plays(...)"
-    planned = marker.kwargs["planner"](spec, dict(getattr(getattr(item, "callspec", None), "params", {})), folder)
+    planned = marker.kwargs["planner"](spec, _params(item), folder)
     check(planned, call(adapter, planned))
+
+
+def _params(item: pytest.Item) -> dict[str, Any]:
+    """The test's parameters (none for a test that is not parametrized)."""
+    return dict(getattr(getattr(item, "callspec", None), "params", {}))

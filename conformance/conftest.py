@@ -48,14 +48,13 @@ def _played_ahead(
     """The process tier's calls, started in the background as the run's first test begins
     (conformance/ahead.py); each marked test then checks what its call gave."""
     session = session_of(request.config)
-    items = [item for item in request.session.items if item.get_closest_marker(ahead.MARKER) is not None]
-    if not items or not ahead.can_play_ahead(request.config, session.adapter):
+    if not ahead.can_play_ahead(request.config, session.adapter):
         yield None
         return
     played = ahead.Ahead(
         session.adapter, session.spec, lambda name: tmp_path_factory.mktemp(re.sub(r"\W", "_", name)[:30])
     )
-    played.start(items)
+    played.start(request.session.items)  # the marked ones
     try:
         yield played
     finally:

@@ -26,6 +26,11 @@ DECLARATION = "OPERATIONS"
 RUNNING: ContextVar[tuple[frozenset[str], str] | None] = ContextVar("subagent_conformance_running", default=None)
 
 
+def declaration(module: object) -> tuple[frozenset[str], str]:
+    """What RUNNING holds while a test of ``module`` (an imported test module) runs."""
+    return getattr(module, DECLARATION, None) or frozenset(), getattr(module, "__name__", "")
+
+
 class UndeclaredOperation(UserWarning):
     """A conformance test called an operation its module's OPERATIONS do not list (a suite bug:
     the self-test would run a changed operation's variants over too few tiers)."""

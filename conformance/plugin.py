@@ -20,7 +20,7 @@ import pytest
 from hypothesis import settings
 
 import conformance
-from conformance import profiles, snapshots
+from conformance import operations, profiles, snapshots
 from conformance.adapter import Adapter, AdapterUsageError, load_adapter
 from conformance.blame import blamed_requirements, failure_records
 from conformance.coverage import GATE_KEY, RequirementGate
@@ -70,7 +70,7 @@ class ConformanceSession:
         module = getattr(item, "module", None)
         if module is None or not module.__name__.startswith("conformance.test_"):
             return (yield)
-        self.adapter.declared = (getattr(module, "OPERATIONS", None) or frozenset(), module.__name__)
+        self.adapter.declared = operations.declaration(module)
         try:
             return (yield)
         finally:

@@ -32,9 +32,7 @@ from conformance.spec import Spec, load_spec
 # The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"run_codex"})
 
-Json = Any
 Claim = Callable[[str, str], None]
-RunCodex = Callable[[list[PlannedRun]], list[Json]]
 requirement = pytest.mark.requirement
 
 PRODUCT = "codex"
