@@ -72,6 +72,46 @@ def test_a_process_operation_gets_process_call_timeout(tmp_path: Path, row: dict
     assert "run_codex: no answer within 0.5 s" in str(caught.value) and caught.value.requirements == ("ADP-018",)
 
 
+DESCRIBES_THEN_DEAF = (
+    "import json, sys, time\nimport reference_impl\nr = json.loads(sys.stdin.readline())\n"
+    "print(json.dumps({'id': r['id'], 'output': reference_impl.CONFORMANCE}), flush=True)\ntime.sleep(3600)\n"
+)  # describes, then reads nothing more: a request larger than the pipe never goes in whole
+DESCRIBES_THEN_CHATTERS = (
+    "import json, sys\nimport reference_impl\nr = json.loads(sys.stdin.readline())\n"
+    "print(json.dumps({'id': r['id'], 'output': reference_impl.CONFORMANCE}), flush=True)\n"
+    "sys.stdout.write('{}\\n' * 200000)\nsys.stdout.flush()\nfor line in sys.stdin:\n    pass\n"
+)  # writes 400 KB of lines nobody asked for before it reads the next request
+
+
+@pytest.mark.requirement("ADP-018")
+@pytest.mark.parametrize("row", _row("pure_call_timeout"))
+def test_a_request_the_adapter_never_reads_is_given_up_at_the_deadline(tmp_path: Path, row: dict[str, Any]) -> None:
+    """The deadline covers writing the request too, not only waiting for the answer."""
+    assert Limits.from_spec(SPEC).pure_call_timeout == row["value"]
+    adapter = ExecAdapter(_command(tmp_path, DESCRIBES_THEN_DEAF), SPEC, _limits(pure_call_timeout=0.5))
+    adapter.describe()
+    started = time.monotonic()
+    with pytest.raises(ExecFailure) as caught:
+        adapter.call("bound_diagnostic", {"text": "x" * 1_000_000})
+    adapter.close()
+    assert time.monotonic() - started < row["value"], "the call's deadline was not applied to the write"
+    assert "bound_diagnostic: no answer within 0.5 s" in str(caught.value) and caught.value.requirements == ("ADP-018",)
+
+
+@pytest.mark.requirement("ADP-015", "ADP-016")
+def test_an_adapter_writing_while_the_suite_writes_stalls_neither(tmp_path: Path) -> None:
+    """Stdout is read while a large request is written, so that an adapter filling its stdout
+    pipe before it reads stdin is refused for its stray line instead of both waiting forever."""
+    adapter = ExecAdapter(_command(tmp_path, DESCRIBES_THEN_CHATTERS), SPEC, _limits(pure_call_timeout=20))
+    adapter.describe()
+    started = time.monotonic()
+    with pytest.raises(ExecFailure) as caught:
+        adapter.call("bound_diagnostic", {"text": "x" * 1_000_000})
+    adapter.close()
+    assert time.monotonic() - started < 10, "the suite and the adapter waited on each other"
+    assert "malformed response line '{}'" in str(caught.value), str(caught.value)
+
+
 @pytest.mark.requirement("ADP-020", "ADP-021")
 @pytest.mark.parametrize("row", _row("shutdown_grace"))
 def test_an_adapter_that_outstays_shutdown_grace_is_killed(tmp_path: Path, row: dict[str, Any]) -> None:
