@@ -86,9 +86,12 @@ PERMISSION_DENIED_FIELDS = [
 ]
 
 
+_EXTRA_NAMES = st.lists(st.sampled_from(["api_error_status", "terminal_reason", "stop_reason", "uuid"]), unique=True)
+
+
 def _raw_extras(draw: st.DrawFn, c: Canaries) -> Json:
     """Canaries in result fields classification never reads (CC-005)."""
-    names = draw(st.lists(st.sampled_from(["api_error_status", "terminal_reason", "stop_reason", "uuid"]), unique=True))
+    names = draw(_EXTRA_NAMES)
     return {name: c.token(draw) for name in names}
 
 

@@ -119,8 +119,30 @@ def result_messages(spec: Any) -> st.SearchStrategy[Json]:
     )
 
 
+def _insert(text: str, char: str, at: int) -> str:
+    at %= len(text) + 1
+    return text[:at] + char + text[at:]
+
+
+def non_blank_result_texts(spec: Any) -> st.SearchStrategy[str]:
+    """The result_texts that are not blank by JS rules, drawn so rather than filtered: any
+    non-blank text, a whitespace_text that holds at least one code point Python strips but JS
+    does not (one of them put in at any place), or "answer" — the values the filter kept."""
+    t = tables(spec)
+    blank = t.whitespace
+    visible = sorted(set(t.strip_only) - blank)
+    branches: list[st.SearchStrategy[str]] = [
+        any_text(min_size=1, max_size=12).filter(lambda s: not all(c in blank for c in s))
+    ]
+    if visible:
+        branches.append(
+            st.builds(_insert, whitespace_text(spec, max_size=5), st.sampled_from(visible), st.integers(0, 5))
+        )
+    return st.one_of(*branches, st.just("answer"))
+
+
 def strict_successes(spec: Any) -> st.SearchStrategy[Json]:
-    non_blank = result_texts(spec).filter(lambda s: not all(c in tables(spec).whitespace for c in s))
+    non_blank = non_blank_result_texts(spec)
     return st.builds(
         lambda text, is_error, extra: {"type": "result", "subtype": "success", **is_error, "result": text, **extra},
         non_blank,

@@ -30,6 +30,7 @@ from conformance.codex_scenarios import (
     turn_error,
 )
 from conformance.codex_strategies import split_points
+from conformance.memo import memo
 
 _MARK = re.compile(r"«(\d+)»")
 
@@ -271,6 +272,7 @@ PLANTERS: dict[str, Callable[[st.DrawFn, Any, RunTemplate], Planted]] = {
 }
 
 
+@memo
 @st.composite
 def planted_runs(draw: st.DrawFn, spec: Any, site: str) -> tuple[Json, int]:
     """A scenario template with canaries planted at ``site`` (and the number of placeholders):

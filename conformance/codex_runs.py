@@ -28,12 +28,15 @@ from conformance.codex_scenarios import (
     turn_error,
 )
 from conformance.codex_strategies import ANSWER_TEXTS, MISSING, ErrorInfo, error_infos, latest_signature, split_points
+from conformance.memo import memo
 
 
+@memo
 def _modes(oracle: CodexOracle) -> st.SearchStrategy[str]:
     return st.sampled_from(oracle.modes)
 
 
+@memo
 def _outcomes(oracle: CodexOracle) -> st.SearchStrategy[tuple[int | None, str | None]]:
     """Observed process outcomes: exit code, signal, both or neither (zero included)."""
     codes = st.one_of(st.none(), st.just(0), st.integers(0, 4294967295))

@@ -12,6 +12,7 @@ oracle and the diagnosis live in conformance/results_oracle.py.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from hypothesis import strategies as st
@@ -50,6 +51,7 @@ def diagnostic_stop_reasons(spec: Spec) -> list[str]:
     return [s for s in named if s not in silent] + list(EXTENSION_STOP_REASONS)
 
 
+@cache
 def diagnostics(max_bytes: int | None = None) -> st.SearchStrategy[str]:
     """Provider diagnostics: short ones, and (unless ``max_bytes``) ones far past the bound."""
     short = any_text(max_size=40)
@@ -59,6 +61,7 @@ def diagnostics(max_bytes: int | None = None) -> st.SearchStrategy[str]:
     return st.one_of(short, st.builds(lambda u, n: u * n, unit, st.integers(1000, 4200)))
 
 
+@cache
 def content_blocks() -> st.SearchStrategy[list[Json]]:
     block = st.one_of(
         st.builds(lambda t: {"type": "text", "text": t}, delta_text),

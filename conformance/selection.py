@@ -14,6 +14,7 @@ computed here: the tests take it from the oracle (conformance/selection_oracle.p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from hypothesis import strategies as st
@@ -108,6 +109,8 @@ class _Writer:
 # Strategies are built once, at import, and take no per-log state (tool-call ids are
 # numbered after the draw, in log order): a composite strategy called with fresh arguments on
 # every draw is rebuilt, validated and cached anew each time, which cost more than the draws.
+# The builders called inside draws are memoized on their (hashable) arguments for the same
+# reason: the same arguments give an equal strategy, so what is drawn does not change.
 _BLOCK_KINDS = st.sampled_from(["text", "text", "reasoning", "tool-call"])
 _DELTAS = st.lists(delta_text, min_size=0, max_size=3)
 _TOOL_NAMES = st.sampled_from(["read", "todo_write"])
@@ -130,6 +133,7 @@ def _tool_call(draw: st.DrawFn, deltas: list[str] | None = None) -> Block:
 _BLOCK_LISTS = st.lists(blocks(), max_size=3)
 
 
+@cache
 @st.composite
 def attempts(draw: st.DrawFn, finish: str) -> Attempt:
     """One model attempt that ends with ``finish``: a stop carries no tool call, a tool-calls
@@ -145,6 +149,7 @@ def attempts(draw: st.DrawFn, finish: str) -> Attempt:
 _RETRIED = st.lists(attempts("failed"), max_size=1)
 
 
+@cache
 @st.composite
 def steps(draw: st.DrawFn, finish: str) -> Step:
     """A step whose settling attempt ends with ``finish``, after up to one failed, retried attempt."""
@@ -155,6 +160,7 @@ def steps(draw: st.DrawFn, finish: str) -> Step:
 _EARLIER_STEPS = st.lists(steps("tool-calls"), max_size=1)
 
 
+@cache
 @st.composite
 def turn_model(draw: st.DrawFn, end: str | None) -> Turn:
     """A turn that ends ``end`` (a kind, or None for a turn still open when the run settled)."""
@@ -175,6 +181,7 @@ _TURN_KINDS = st.sampled_from([*TURN_ENDINGS, *TURN_ENDINGS, *UNKNOWN_TURN_ENDS]
 _CLOSED_TURN = _TURN_KINDS.flatmap(turn_model)
 
 
+@cache
 def closed_turns(max_size: int = 2) -> st.SearchStrategy[list[Turn]]:
     return st.lists(_CLOSED_TURN, max_size=max_size)
 
@@ -382,6 +389,11 @@ class RunLog:
     dropped_unrun: bool
 
 
+_CUTS = st.lists(st.booleans(), min_size=1, max_size=8)
+_AUXILIARY_PICKS = st.lists(st.integers(0, 9), max_size=4)
+
+
+@cache
 @st.composite
 def run_logs(
     draw: st.DrawFn, binding: str, ending: str = ANY, *, dropped_unrun: bool = False, prefix: bool = False
@@ -391,8 +403,8 @@ def run_logs(
     continuable child's earlier epochs, a fork's seed); ``dropped_unrun`` closes the own part
     with the cancellation of accepted, unrun work."""
     writer = _Writer(binding)
-    cuts = draw(st.lists(st.booleans(), min_size=1, max_size=8))
-    auxiliary = draw(st.lists(st.integers(0, 9), max_size=4))
+    cuts = draw(_CUTS)
+    auxiliary = draw(_AUXILIARY_PICKS)
     earlier: list[Turn] = draw(closed_turns(max_size=2)) if prefix else []
     turn_end: str | None = None
     if ending == ANY:
@@ -417,16 +429,19 @@ def run_logs(
     return RunLog(writer.events, boundary, turn_end, dropped_unrun)
 
 
+@cache
 def child_log(binding: str) -> st.SearchStrategy[list[Json]]:
     """A realistic child-owned event suffix for ``chunk-events`` or ``embedded-stream``."""
     return run_logs(binding).map(lambda log: log.events)
 
 
+@cache
 def text_stream(max_size: int = 12) -> st.SearchStrategy[list[str]]:
     """What a chunk-only transport pushes: raw text pieces, empty ones included."""
     return st.lists(delta_text, max_size=max_size)
 
 
+@cache
 def steps_for(binding: str) -> st.SearchStrategy[list[Json]]:
     """Fold steps (``{"event": …}`` or ``{"text": …}``) of a whole child run for ``binding``."""
     if binding == "text-stream":
