@@ -43,6 +43,20 @@ def _command(tmp_path: Path, source: str) -> str:
     return f"{sys.executable} {script}"
 
 
+def _failed_call(tmp_path: Path, source: str, limits: Limits, op: str, payload: Any) -> tuple[ExecFailure, float]:
+    """The failure of one call after describe, and the seconds it took; the adapter is closed
+    even when the call does not fail."""
+    adapter = ExecAdapter(_command(tmp_path, source), SPEC, limits)
+    try:
+        adapter.describe()
+        started = time.monotonic()
+        with pytest.raises(ExecFailure) as caught:
+            adapter.call(op, payload)
+        return caught.value, time.monotonic() - started
+    finally:
+        adapter.close()
+
+
 def _row(name: str) -> list[Any]:
     return row_params(SPEC, "adapter-protocol", "exec_limits", where=lambda r: r["name"] == name)
 
@@ -64,12 +78,9 @@ def test_a_silent_adapter_is_given_up_after_describe_timeout(tmp_path: Path, row
 @pytest.mark.parametrize("row", _row("process_call_timeout"))
 def test_a_process_operation_gets_process_call_timeout(tmp_path: Path, row: dict[str, Any]) -> None:
     assert Limits.from_spec(SPEC).process_call_timeout == row["value"]
-    adapter = ExecAdapter(_command(tmp_path, DESCRIBES_THEN_MUTE), SPEC, _limits(process_call_timeout=0.5))
-    adapter.describe()
-    with pytest.raises(ExecFailure) as caught:
-        adapter.call("run_codex", {"runs": []})
-    adapter.close()
-    assert "run_codex: no answer within 0.5 s" in str(caught.value) and caught.value.requirements == ("ADP-018",)
+    limits = _limits(process_call_timeout=0.5)
+    failure, _ = _failed_call(tmp_path, DESCRIBES_THEN_MUTE, limits, "run_codex", {"runs": []})
+    assert "run_codex: no answer within 0.5 s" in str(failure) and failure.requirements == ("ADP-018",)
 
 
 DESCRIBES_THEN_DEAF = (
@@ -88,28 +99,21 @@ DESCRIBES_THEN_CHATTERS = (
 def test_a_request_the_adapter_never_reads_is_given_up_at_the_deadline(tmp_path: Path, row: dict[str, Any]) -> None:
     """The deadline covers writing the request too, not only waiting for the answer."""
     assert Limits.from_spec(SPEC).pure_call_timeout == row["value"]
-    adapter = ExecAdapter(_command(tmp_path, DESCRIBES_THEN_DEAF), SPEC, _limits(pure_call_timeout=0.5))
-    adapter.describe()
-    started = time.monotonic()
-    with pytest.raises(ExecFailure) as caught:
-        adapter.call("bound_diagnostic", {"text": "x" * 1_000_000})
-    adapter.close()
-    assert time.monotonic() - started < row["value"], "the call's deadline was not applied to the write"
-    assert "bound_diagnostic: no answer within 0.5 s" in str(caught.value) and caught.value.requirements == ("ADP-018",)
+    limits = _limits(pure_call_timeout=0.5)
+    failure, took = _failed_call(tmp_path, DESCRIBES_THEN_DEAF, limits, "bound_diagnostic", {"text": "x" * 1_000_000})
+    assert took < row["value"], "the call's deadline was not applied to the write"
+    assert "bound_diagnostic: no answer within 0.5 s" in str(failure) and failure.requirements == ("ADP-018",)
 
 
 @pytest.mark.requirement("ADP-015", "ADP-016")
 def test_an_adapter_writing_while_the_suite_writes_stalls_neither(tmp_path: Path) -> None:
     """Stdout is read while a large request is written, so that an adapter filling its stdout
     pipe before it reads stdin is refused for its stray line instead of both waiting forever."""
-    adapter = ExecAdapter(_command(tmp_path, DESCRIBES_THEN_CHATTERS), SPEC, _limits(pure_call_timeout=20))
-    adapter.describe()
-    started = time.monotonic()
-    with pytest.raises(ExecFailure) as caught:
-        adapter.call("bound_diagnostic", {"text": "x" * 1_000_000})
-    adapter.close()
-    assert time.monotonic() - started < 10, "the suite and the adapter waited on each other"
-    assert "malformed response line '{}'" in str(caught.value), str(caught.value)
+    limits = _limits(pure_call_timeout=20)
+    big = {"text": "x" * 1_000_000}
+    failure, took = _failed_call(tmp_path, DESCRIBES_THEN_CHATTERS, limits, "bound_diagnostic", big)
+    assert took < 10, "the suite and the adapter waited on each other"
+    assert "malformed response line '{}'" in str(failure), str(failure)
 
 
 @pytest.mark.requirement("ADP-020", "ADP-021")
