@@ -186,7 +186,7 @@ class ExecAdapter:
             raise ExecStartError(f"cannot start {self.command!r}: {exc}", "exec-not-started") from None
         self.tokens.add(token)
         assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
-        os.set_blocking(popen.stdin.fileno(), False)  # written with select, never blocking (see _send)
+        os.set_blocking(popen.stdin.fileno(), False)  # never blocking: see _write
         lines = _Lines(popen.stdout.fileno(), self.limits.response_line_max, self.limits.shown_value_max * 4)
         process = _Process(popen, token, lines)
         threading.Thread(target=self._read_tail, args=(popen.stderr, process.stderr), daemon=True).start()
@@ -277,8 +277,11 @@ class ExecAdapter:
         """Write the request line; while the pipe is full, read stdout meanwhile, so that an
         adapter writing while the suite writes cannot stall both, up to the deadline. A hang or
         an end is left for the read to report."""
-        waiting = select.poll()
+        lines = process.lines
+        waiting = select.poll()  # one wait for both: stdin writable again, or stdout to read
         waiting.register(stdin, select.POLLOUT)
+        if not lines.ended:
+            waiting.register(lines.fd, select.POLLIN)
         while rest:
             try:
                 rest = rest[os.write(stdin, rest) :]
@@ -287,11 +290,16 @@ class ExecAdapter:
                 pass  # the pipe is full
             except OSError:
                 return  # the adapter closed its stdin or ended
-            while not waiting.poll(0) and time.monotonic() < deadline:
-                if not process.lines.pump(0.01) and process.popen.poll() is not None:
+            while True:
+                if time.monotonic() >= deadline or process.popen.poll() is not None:
                     return
-            if time.monotonic() >= deadline:
-                return
+                ready = {fd for fd, _ in waiting.poll(10)}
+                if stdin in ready:
+                    break
+                if lines.fd in ready:
+                    lines.pump(0)
+                    if lines.ended:  # stdout closed: no more to read, only the write to wait for
+                        waiting.unregister(lines.fd)
 
     def _receive(self, process: _Process, op: str, deadline: float, timeout: float) -> object:
         """The next stdout line, or _EOF; an exit is noticed even while a child holds stdout open."""
