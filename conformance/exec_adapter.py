@@ -324,7 +324,12 @@ class ExecAdapter:
         request_id = self._send(process, op, payload, deadline)
         answer = stale if stale is not None else self._receive(process, op, deadline, timeout)
         if answer is _EOF:
-            status = process.popen.wait()
+            try:  # its exit says what happened; one that closed stdout and lives on waits no longer than the call
+                status = process.popen.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                strays = self._kill(process)
+                what = f"the adapter closed its stdout without answering and was still running after {timeout:g} s"
+                raise ExecFailure(self._account(process, op, f"{what} (killed){strays}")) from None
             how = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
             strays = self._kill(process)
             raise ExecFailure(self._account(process, op, f"the adapter ended ({how}) without answering{strays}"))

@@ -105,6 +105,23 @@ def test_a_request_the_adapter_never_reads_is_given_up_at_the_deadline(tmp_path:
     assert "bound_diagnostic: no answer within 0.5 s" in str(failure) and failure.requirements == ("ADP-018",)
 
 
+DESCRIBES_THEN_CLOSES_STDOUT = (
+    "import json, os, sys, time\nimport reference_impl\nr = json.loads(sys.stdin.readline())\n"
+    "print(json.dumps({'id': r['id'], 'output': reference_impl.CONFORMANCE}), flush=True)\n"
+    "sys.stdin.readline()\nos.close(1)\ntime.sleep(3600)\n"
+)  # answers describe, then closes its stdout at the next request and lives on
+
+
+@pytest.mark.requirement("ADP-019")
+def test_an_adapter_that_closes_its_stdout_and_lives_on_fails_the_call(tmp_path: Path) -> None:
+    """Its stdout's end is not an exit to wait for without limit: the call fails by its deadline."""
+    limits = _limits(pure_call_timeout=0.5)
+    failure, took = _failed_call(tmp_path, DESCRIBES_THEN_CLOSES_STDOUT, limits, "bound_diagnostic", {"text": "x"})
+    assert took < 5, "the suite waited for an adapter that closed its stdout beyond the call's deadline"
+    assert "bound_diagnostic: the adapter closed its stdout without answering" in str(failure), str(failure)
+    assert failure.requirements == ("ADP-019",)
+
+
 @pytest.mark.requirement("ADP-015", "ADP-016")
 def test_an_adapter_writing_while_the_suite_writes_stalls_neither(tmp_path: Path) -> None:
     """Stdout is read while a large request is written, so that an adapter filling its stdout
