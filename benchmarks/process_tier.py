@@ -1,7 +1,7 @@
 """Benchmark: a managed run of a fake product against the bare cost of spawning that fake.
 
 Not a test. For every scenario of a product as the process tier runs it (the scenario file's,
-templates expanded once per row, the generated ones: conformance.process_tier.product_scenarios),
+templates expanded once per row, the generated ones: conformance.process.tier.product_scenarios),
 plans its runs as the tests do (plan_runs: canaries, records, the copies of a concurrent one),
 times the reference driver's whole call (start, result, two dispose calls) and divides its
 median by the median of spawning as many copies of the same fake with an empty script at once
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import reference_impl
-from conformance.process_tier import TIERS, plan_runs, product_scenarios, refused_before_spawn
-from conformance.scenarios import Scenario, fake_argv
+from conformance.process.scenarios import Scenario, fake_argv
+from conformance.process.tier import TIERS, plan_runs, product_scenarios, refused_before_spawn
 from conformance.spec import Spec, load_spec
 
 

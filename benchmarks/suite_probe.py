@@ -2,7 +2,7 @@
 
 Loaded with ``-p suite_probe`` into a run of any checkout of the suite, it wraps only what
 every version has (Hypothesis' draw and execute_once, ``Adapter.call`` and the operation it
-returns, jsonschema's ``iter_errors`` and, when present, ``conformance.validation``) and
+returns, jsonschema's ``iter_errors`` and, when present, ``conformance.harness.validation``) and
 charges each moment of a test to the innermost of these categories:
 
     generation  Hypothesis drawing the example (ConjectureData.draw)
@@ -39,7 +39,7 @@ from typing import Any
 
 import pytest
 
-VALIDATION_ENTRY_POINTS = ("first_problem",)  # conformance.validation's calls, where a checkout has it
+VALIDATION_ENTRY_POINTS = ("first_problem",)  # conformance.harness.validation's calls, where a checkout has it
 CATEGORIES = ("generation", "oracle", "validation", "call", "adapter")
 _clock = time.perf_counter
 
@@ -138,7 +138,7 @@ def _install() -> None:
             if hasattr(validation, name):
                 setattr(validation, name, TIMER.timed("validation", getattr(validation, name)))
 
-    from conformance.adapter import Adapter
+    from conformance.harness.adapter import Adapter
 
     operation = Adapter.operation
 

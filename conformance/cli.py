@@ -79,8 +79,8 @@ def _read(path: Path) -> str | None:
 
 def _coverage(args: argparse.Namespace) -> int:
     """Every requirement with the tests that name it; fails when one that needs a test has none,
-    by the rule of the collection gate (conformance/coverage.py)."""
-    from conformance.coverage import PROJECT, collect_whole_suite, describe, untested
+    by the rule of the collection gate (conformance/verdict/coverage.py)."""
+    from conformance.verdict.coverage import PROJECT, collect_whole_suite, describe, untested
 
     spec = _load(args)
     if spec is None:
@@ -112,8 +112,8 @@ def _coverage(args: argparse.Namespace) -> int:
 
 
 def _selftest(args: argparse.Namespace) -> int:
-    from conformance import profiles
-    from conformance.selftest import KnownBad, run_all
+    from conformance.harness import profiles
+    from conformance.verdict.selftest import KnownBad, run_all
 
     profile = args.profile or os.environ.get(profiles.VARIABLE) or "selftest"
     if profile not in profiles.PROFILES:
@@ -156,7 +156,7 @@ def _products_install(args: argparse.Namespace) -> int:
     """Install the locked (or given) product versions into the cache, both at once; a no-op when present."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from conformance.products import ProductError, install, locked, resolve_version
+    from conformance.products.packages import ProductError, install, locked, resolve_version
 
     spec = _load(args)
     if spec is None:
@@ -188,10 +188,10 @@ def _products_record(args: argparse.Namespace) -> int:
     """Re-record the wire transcripts of the real-products cases with the locked versions."""
     import tempfile
 
-    from conformance.products import ProductError, install, locked
-    from conformance.recorder import RecordingError, record_case, write_recording
-    from conformance.recordings import load_cases, recordings_dir
-    from conformance.resources import inside_installed_package
+    from conformance.products.packages import ProductError, install, locked
+    from conformance.products.recorder import RecordingError, record_case, write_recording
+    from conformance.products.recordings import load_cases, recordings_dir
+    from conformance.spec.resources import inside_installed_package
 
     output = args.output or recordings_dir()
     if inside_installed_package(output):
@@ -225,8 +225,8 @@ def _upgrade_check(args: argparse.Namespace) -> int:
     """Exit 0 when the version's official unions equal the spec's, 1 when they differ, 2 on errors."""
     import json
 
-    from conformance.products import ProductError
-    from conformance.upgrade import UnionError, render, upgrade_check
+    from conformance.products.packages import ProductError
+    from conformance.products.upgrade import UnionError, render, upgrade_check
 
     spec = _load(args)
     if spec is None:
@@ -243,7 +243,7 @@ def _upgrade_check(args: argparse.Namespace) -> int:
 
 
 def _matrix(args: argparse.Namespace) -> int:
-    from conformance.matrix import MatrixError, render
+    from conformance.verdict.matrix import MatrixError, render
 
     try:
         text = render(list(args.reports), args.markdown, args.html, args.docs)

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from conformance import ahead
-from conformance.adapter import Adapter
+from conformance.harness.adapter import Adapter
 from conformance.plugin import session_of
-from conformance.report import NOT_APPLICABLE
+from conformance.process import ahead
 from conformance.spec import Spec
+from conformance.verdict.report import NOT_APPLICABLE
 
 
 @pytest.fixture(scope="session")
@@ -46,7 +46,7 @@ def _played_ahead(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ahead.Ahead | None]:
     """The process tier's calls, started in the background as the run's first test begins
-    (conformance/ahead.py); each marked test then checks what its call gave."""
+    (conformance/process/ahead.py); each marked test then checks what its call gave."""
     session = session_of(request.config)
     if not ahead.can_play_ahead(request.config, session.adapter):
         yield None

@@ -20,13 +20,17 @@ import pytest
 from hypothesis import settings
 
 import conformance
-from conformance import operations, profiles, snapshots
-from conformance.adapter import Adapter, AdapterUsageError, load_adapter
-from conformance.blame import blamed_requirements, failure_records
-from conformance.coverage import GATE_KEY, RequirementGate
-from conformance.expected_failures import ExpectedFailures, load_entries
-from conformance.reach import REACHES_MARKER
-from conformance.report import (
+from conformance.areas.diagnostic import snapshots
+from conformance.harness import profiles
+from conformance.harness.adapter import Adapter, AdapterUsageError, load_adapter
+from conformance.spec import Spec, SpecError, load_spec
+from conformance.spec.resources import PACKAGE, project_tests_dir
+from conformance.verdict import operations
+from conformance.verdict.blame import blamed_requirements, failure_records
+from conformance.verdict.coverage import GATE_KEY, RequirementGate
+from conformance.verdict.expected_failures import ExpectedFailures, load_entries
+from conformance.verdict.reach import REACHES_MARKER
+from conformance.verdict.report import (
     BLAMED_PROPERTY,
     EXPECTED_ATTRIBUTE,
     FAILURE_ATTRIBUTE,
@@ -36,15 +40,15 @@ from conformance.report import (
     verdict,
     write_json,
 )
-from conformance.spec import Spec, SpecError, load_spec
-from conformance.summary import markdown_summary
-from subagent_conformance_plugin import suite_roots
+from conformance.verdict.summary import markdown_summary
 
 REQUIREMENT_MARKER = "requirement"
 REAL_PRODUCTS_MARKER = "real_products"
 REAL_PRODUCTS_NOT_REQUESTED = "real products tier not requested: pass --real-products"
 _session_key = pytest.StashKey["ConformanceSession"]()
-_ROOTS = tuple(suite_roots())  # the package, and a checkout's own tests/
+# The package, and a checkout's own tests/: what the entry point (subagent_conformance_plugin,
+# which must not import the suite to decide) calls the suite's roots, found from this side.
+_ROOTS = (PACKAGE, *filter(None, [project_tests_dir()]))
 
 
 class ConformanceSession:
@@ -66,7 +70,7 @@ class ConformanceSession:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, None, object]:
         """A conformance test may call only the operations its module declares (OPERATIONS,
-        conformance/operations.py); the adapter warns of any other."""
+        conformance/verdict/operations.py); the adapter warns of any other."""
         module = getattr(item, "module", None)
         if module is None or not module.__name__.startswith("conformance.test_"):
             return (yield)
@@ -186,7 +190,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line("markers", f"{REAL_PRODUCTS_MARKER}: needs the real products (runs with --real-products)")
     config.addinivalue_line(
-        "markers", "played(product, planner): a process-tier test whose call is played ahead (conformance/ahead.py)"
+        "markers",
+        "played(product, planner): a process-tier test whose call is played ahead (conformance/process/ahead.py)",
     )
     config.addinivalue_line(
         "markers", f"{REACHES_MARKER}(table, *rows): the spec table rows (area.table, row index) a test exercises"

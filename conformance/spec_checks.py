@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from conformance.resources import fixtures_dir
-from conformance.schema_errors import SCHEMA_URN
 from conformance.spec import Problem, Spec, SpecError, expand_text, schema_validator
-from conformance.yamlpos import Located, format_path, load_located
+from conformance.spec.resources import fixtures_dir
+from conformance.spec.schema_errors import SCHEMA_URN
+from conformance.spec.yamlpos import Located, format_path, load_located
 
 Json = Any
 Check = Callable[[Spec, "_Rows"], Iterator[Problem]]
@@ -53,7 +53,7 @@ def _fits(spec: Spec, definition: str, value: Json) -> str | None:
 
 
 def _selection(spec: Spec, rows: _Rows) -> Iterator[Problem]:
-    from conformance.selection import oracle_values
+    from conformance.areas.selection.strategies import oracle_values
 
     for row, problem in rows.of("selection", "golden_vectors"):
         steps = {"binding": row["binding"], "steps": row["steps"]}
@@ -68,8 +68,8 @@ def _selection(spec: Spec, rows: _Rows) -> Iterator[Problem]:
 
 
 def _results(spec: Spec, rows: _Rows) -> Iterator[Problem]:
-    from conformance.diagnostic import bound
-    from conformance.results import expected_rendering, expected_settlement
+    from conformance.areas.diagnostic.oracle import bound
+    from conformance.areas.results.strategies import expected_rendering, expected_settlement
 
     limit = bound(spec)
     for row, problem in rows.of("results", "settle_vectors"):
@@ -88,9 +88,9 @@ def _results(spec: Spec, rows: _Rows) -> Iterator[Problem]:
 
 
 def _diagnostic(spec: Spec, rows: _Rows) -> Iterator[Problem]:
-    from conformance.diagnostic import bound
-    from conformance.grammar import roots
-    from conformance.snapshots import rendered_text
+    from conformance.areas.diagnostic.grammar import roots
+    from conformance.areas.diagnostic.oracle import bound
+    from conformance.areas.diagnostic.snapshots import rendered_text
 
     limit = bound(spec)
     for row, problem in rows.of("diagnostic", "bound_vectors"):
@@ -132,8 +132,8 @@ def _names(spec: Spec, rows: _Rows) -> Iterator[Problem]:
 
 
 def _fixtures(spec: Spec, rows: _Rows) -> Iterator[Problem]:
-    from conformance.recordings import cases_file, load_cases
-    from conformance.scenarios import load_scenarios, scenario_file
+    from conformance.process.scenarios import load_scenarios, scenario_file
+    from conformance.products.recordings import cases_file, load_cases
 
     def moved(path: Path) -> Path:  # the same file under the folder check-spec was given
         return rows.fixtures / path.relative_to(fixtures_dir()) if rows.fixtures else path

@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import Adapter
-from conformance.diagnostic import product
-from conformance.report import NOT_APPLICABLE
+from conformance.areas.diagnostic.oracle import product
+from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, expand_text
+from conformance.verdict.report import NOT_APPLICABLE
 
-# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+# The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset(
     {
         "bound_diagnostic",

@@ -1,7 +1,7 @@
 """Tier 2, background delivery: job_outcome, job_output and settlement_notice against the golden
 vectors, the job_outcomes / start_failures / notice_summaries tables, and the canary sites.
 
-Expected values come from the spec (a vector, or the oracle of conformance.background built from
+Expected values come from the spec (a vector, or the oracle of conformance.areas.background.oracle built from
 the background tables); a failure is blamed by the diagnosis next to the oracle. Every test is
 not applicable to an adapter whose declaration does not claim the background mode it needs.
 """
@@ -16,8 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.adapter import Adapter
-from conformance.background import (
+from conformance.areas.background.oracle import (
     accepts_outcome,
     boundary_results,
     expected_job_notice,
@@ -38,12 +37,13 @@ from conformance.background import (
     tables,
     without_output,
 )
-from conformance.blame import Violation, dump
-from conformance.reach import row_params, share
+from conformance.areas.texts import any_text
+from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, load_spec
-from conformance.texts import any_text
+from conformance.verdict.blame import Violation, dump
+from conformance.verdict.reach import row_params, share
 
-# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+# The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"job_notice", "job_outcome", "job_output", "render_tool_result", "settlement_notice"})
 
 Claim = Callable[[str, str], None]

@@ -3,7 +3,7 @@ stop-reason and permission-fact tables, the JavaScript whitespace set, and the r
 allow-list.
 
 Every expected value comes from the spec: a vector's ``expected``, or the oracle of
-conformance.claude_code_oracle built from the claude-code.yaml tables and the diagnostic grammar.
+conformance.areas.claude_code.oracle built from the claude-code.yaml tables and the diagnostic grammar.
 """
 
 from __future__ import annotations
@@ -16,12 +16,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.adapter import Adapter
-from conformance.blame import Violation
-from conformance.claude_code_blame import ClaudeDiagnosis
-from conformance.claude_code_canaries import DECOYS, PLANTERS, outcome_sites, planted_scenarios, replace_canaries
-from conformance.claude_code_oracle import PRODUCT, decide, expected_outcome, tables
-from conformance.claude_code_strategies import (
+from conformance.areas.claude_code.blame import ClaudeDiagnosis
+from conformance.areas.claude_code.canaries import DECOYS, PLANTERS, outcome_sites, planted_scenarios, replace_canaries
+from conformance.areas.claude_code.oracle import PRODUCT, decide, expected_outcome, tables
+from conformance.areas.claude_code.strategies import (
     error_results,
     events,
     native_denials,
@@ -33,13 +31,15 @@ from conformance.claude_code_strategies import (
     strict_successes,
     whitespace_text,
 )
-from conformance.codex_blame import leaks
-from conformance.grammar import Matcher, roots
-from conformance.reach import row_params, share
+from conformance.areas.codex.blame import leaks
+from conformance.areas.diagnostic.grammar import Matcher, roots
+from conformance.areas.diagnostic.text_blame import as_vector
+from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, load_spec
-from conformance.text_blame import as_vector
+from conformance.verdict.blame import Violation
+from conformance.verdict.reach import row_params, share
 
-# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+# The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"claude_code_outcome"})
 
 Claim = Callable[[str, str], None]

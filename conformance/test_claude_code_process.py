@@ -2,10 +2,10 @@
 
 Each scenario of fixtures/scenarios/claude-code.yaml (and one per SDK result subtype,
 generated from the spec's vocabulary) is played by a fake CLI on real pipes; the outcome must
-be exactly the one rendered from the spec (conformance.claude_code_process), every text a
+be exactly the one rendered from the spec (conformance.process.claude_code), every text a
 sentence of its grammar root without any planted canary, and no process of the call may
-outlive it (conformance.processes.call_runs checks /proc, kills survivors and fails). Planning
-and the checks both products share are conformance.process_tier.
+outlive it (conformance.process.calls.call_runs checks /proc, kills survivors and fails). Planning
+and the checks both products share are conformance.process.tier.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import Adapter
-from conformance.ahead import Played, plays
-from conformance.blame import Violation, expect
-from conformance.claude_code_process import (
+from conformance.areas.results.strategies import expected_rendering
+from conformance.harness.adapter import Adapter
+from conformance.process.ahead import Played, plays
+from conformance.process.claude_code import (
     CONTROL_SUBTYPES,
     MODE_FLAG,
     STREAM_JSON_FLAGS,
@@ -27,8 +27,9 @@ from conformance.claude_code_process import (
     sent_flags,
     user_text,
 )
-from conformance.process_marks import checks, reaches
-from conformance.process_tier import (
+from conformance.process.marks import checks, reaches
+from conformance.process.scenarios import PlannedRun, Scenario
+from conformance.process.tier import (
     batches,
     canary_site_problems,
     check_runs,
@@ -37,11 +38,10 @@ from conformance.process_tier import (
     product_scenarios,
     transcript,
 )
-from conformance.results import expected_rendering
-from conformance.scenarios import PlannedRun, Scenario
 from conformance.spec import Spec, load_spec
+from conformance.verdict.blame import Violation, expect
 
-# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+# The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"render_tool_result", "run_claude_code"})
 
 Claim = Callable[[str, str], None]

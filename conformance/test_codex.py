@@ -14,13 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.adapter import Adapter
-from conformance.blame import Violation
-from conformance.codex_blame import CodexDiagnosis, comparable, with_counterfactual
-from conformance.codex_canaries import PLANTERS, canary_names, decoy_names, instantiate, planted_runs
-from conformance.codex_oracle import CodexOracle, Fact, js_uint16
-from conformance.codex_runs import answer_runs, fact_runs, mapped_terminals, settlement_runs, stderr_runs
-from conformance.codex_scenarios import (
+from conformance.areas.codex.blame import CodexDiagnosis, comparable, with_counterfactual
+from conformance.areas.codex.canaries import PLANTERS, canary_names, decoy_names, instantiate, planted_runs
+from conformance.areas.codex.oracle import CodexOracle, Fact, js_uint16
+from conformance.areas.codex.runs import answer_runs, fact_runs, mapped_terminals, settlement_runs, stderr_runs
+from conformance.areas.codex.scenarios import (
     THREAD_ID,
     TURN_ID,
     agent_message,
@@ -34,14 +32,16 @@ from conformance.codex_scenarios import (
     terminal,
     turn_error,
 )
-from conformance.codex_strategies import ErrorInfo, error_infos
-from conformance.grammar import roots
-from conformance.reach import row_params, share
+from conformance.areas.codex.strategies import ErrorInfo, error_infos
+from conformance.areas.diagnostic.grammar import roots
+from conformance.areas.diagnostic.text_blame import as_vector
+from conformance.areas.texts import any_text
+from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, load_spec
-from conformance.text_blame import as_vector
-from conformance.texts import any_text
+from conformance.verdict.blame import Violation
+from conformance.verdict.reach import row_params, share
 
-# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+# The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"codex_outcome"})
 
 Claim = Callable[[str, str], None]

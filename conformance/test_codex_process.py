@@ -1,12 +1,12 @@
 """Tier 3, Codex: run_codex drives a fake app-server (fixtures/fakes/fake_codex.py) over real pipes,
 one scenario of fixtures/scenarios/codex.yaml per test, and must report what the spec says.
 
-Every call goes through conformance.processes.call_runs: a deadline (a hung adapter fails its
+Every call goes through conformance.process.calls.call_runs: a deadline (a hung adapter fails its
 test) and a scan for survivors (no process of a run may outlive its dispose() or start()
 rejection). Every run plants canaries in its working directory, its environment (CANARY_VALUE,
 OPENAI_API_KEY) and its task; scenarios make the fake carry them (and their own "SECRET" and
 "/private/" values) back in frames and stderr, and no text may contain any of them. Planning
-and the checks both products share are conformance.process_tier.
+and the checks both products share are conformance.process.tier.
 """
 
 from __future__ import annotations
@@ -17,19 +17,19 @@ from typing import Any
 
 import pytest
 
-from conformance.ahead import Played, plays
-from conformance.process_marks import checks, reaches
-from conformance.process_tier import (
+from conformance.process.ahead import Played, plays
+from conformance.process.marks import checks, reaches
+from conformance.process.scenarios import PlannedRun, Scenario
+from conformance.process.tier import (
     batches,
     canary_site_problems,
     check_runs,
     plan_runs,
     product_scenarios,
 )
-from conformance.scenarios import PlannedRun, Scenario
 from conformance.spec import Spec, load_spec
 
-# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+# The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"run_codex"})
 
 Claim = Callable[[str, str], None]

@@ -4,7 +4,7 @@ a provider carries a longer diagnostic), and committed snapshots of every stage 
 each product's stages table allows.
 
 Expected values come from the spec: a vector's ``expected``, the grammar of diagnostic.yaml,
-the oracles of conformance/diagnostic.py (built from its tables), and the snapshots in
+the oracles of conformance/areas/diagnostic/oracle.py (built from its tables), and the snapshots in
 conformance/__snapshots__/ (generated once from the reference with ``--snapshot-update``
 and reviewed against the spec; a missing snapshot fails).
 """
@@ -19,11 +19,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 
-from conformance.adapter import Adapter
-from conformance.blame import Violation, text_difference
-from conformance.claude_code_canaries import planted_scenarios, replace_canaries
-from conformance.codex_canaries import PLANTERS, instantiate, planted_runs
-from conformance.diagnostic import (
+from conformance.areas.claude_code.canaries import planted_scenarios, replace_canaries
+from conformance.areas.codex.canaries import PLANTERS, instantiate, planted_runs
+from conformance.areas.diagnostic.grammar import compile_alternative, roots
+from conformance.areas.diagnostic.oracle import (
     FACT_KEYS,
     bound,
     carries_http_status,
@@ -37,15 +36,16 @@ from conformance.diagnostic import (
     texts_beyond,
     texts_within,
 )
-from conformance.grammar import compile_alternative, roots
-from conformance.reach import row_params, share
-from conformance.report import NOT_APPLICABLE
-from conformance.results import content_blocks, diagnostic_stop_reasons
-from conformance.selection import steps_for
+from conformance.areas.diagnostic.text_blame import as_vector, format_blame, format_findings
+from conformance.areas.results.strategies import content_blocks, diagnostic_stop_reasons
+from conformance.areas.selection.strategies import steps_for
+from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, expand_text, load_spec
-from conformance.text_blame import as_vector, format_blame, format_findings
+from conformance.verdict.blame import Violation, text_difference
+from conformance.verdict.reach import row_params, share
+from conformance.verdict.report import NOT_APPLICABLE
 
-# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+# The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"bound_diagnostic", "claude_code_outcome", "codex_outcome", "format_diagnostic", "settle_run"})
 
 Claim = Callable[[str, str], None]

@@ -3,7 +3,7 @@ CLI of the locked versions, installed by ``subagent-conformance products install
 through the adapter's process operations (run_codex, run_claude_code) against fake model
 services on 127.0.0.1 that fail on cue (fixtures/recordings/cases.yaml).
 
-The products run with retries off and no traffic off loopback (conformance.products.offline);
+The products run with retries off and no traffic off loopback (conformance.products.packages.offline);
 each outcome is checked against the result the spec's format rules render from the case's
 failure facts. Without --real-products every test here is reported as skipped, never passed;
 with it and the products missing, every test errors naming the install command (the tier never
@@ -20,18 +20,18 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import Adapter
-from conformance.blame import Violation
-from conformance.process_blame import Context, Problem, blamed, outcome_problems
-from conformance.processes import call_runs
-from conformance.products import PRODUCTS, Installed, OfflineRun, cache_root, installed, locked
-from conformance.recorder import prepare, record_case, running_as_root, server_for, write_recording
-from conformance.recordings import Case, expected_results, load_cases
-from conformance.replay import replay
+from conformance.harness.adapter import Adapter
+from conformance.process.blame import Context, Problem, blamed, outcome_problems
+from conformance.process.calls import call_runs
+from conformance.products.packages import PRODUCTS, Installed, OfflineRun, cache_root, installed, locked
+from conformance.products.recorder import prepare, record_case, running_as_root, server_for, write_recording
+from conformance.products.recordings import Case, expected_results, load_cases
+from conformance.products.replay import replay
+from conformance.products.upgrade import compare, official_unions
 from conformance.spec import Spec, load_spec
-from conformance.upgrade import compare, official_unions
+from conformance.verdict.blame import Violation
 
-# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+# The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"claude_code_outcome", "codex_outcome", "run_claude_code", "run_codex"})
 
 Claim = Callable[[str, str], None]
@@ -103,7 +103,7 @@ def _run(
 def _check(spec: Spec, case: Case, outcome: Json, request: Json) -> None:
     """Every case publishes its run (CC-035 for the start-up failures too) and disposes cleanly;
     its result is one the spec renders from the case (two where the case races the exit). A
-    difference is blamed on the rule it shows (conformance/process_blame.py)."""
+    difference is blamed on the rule it shows (conformance/process/blame.py)."""
     allowed = {
         "start": [{"published": True}],
         "result": expected_results(spec, case),

@@ -4,7 +4,7 @@ claude_code_outcome, so the fakes and the generated scenarios stay tied to what 
 products really send.
 
 Each recording is of one case of fixtures/recordings/cases.yaml. The expected result is the
-case's, rendered by the spec's format rules (conformance.recordings.expected_results); the
+case's, rendered by the spec's format rules (conformance.products.recordings.expected_results); the
 transcript must also show what the case claims (the Codex terminal carries the wire form table
 ``variants`` gives the expected category; the Claude Code oracle built from the
 classification table reads the transcript as the case expects), so a re-recording that
@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import Adapter
-from conformance.products import locked
-from conformance.recordings import Case, load_cases, load_recording, recording_file
-from conformance.replay import replay
+from conformance.harness.adapter import Adapter
+from conformance.products.packages import locked
+from conformance.products.recordings import Case, load_cases, load_recording, recording_file
+from conformance.products.replay import replay
 from conformance.spec import Spec, load_spec
 
-# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+# The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"claude_code_outcome", "codex_outcome"})
 
 Claim = Callable[[str, str], None]

@@ -3,7 +3,7 @@ spec's stop-reason and rendering tables.
 
 Every table row is its own test: a stratified property draws only inputs of that row (and
 column), so each cell is checked in every run. Failures are blamed field by field
-(conformance/results_oracle.py) and print a paste-ready vector.
+(conformance/areas/results/oracle.py) and print a paste-ready vector.
 """
 
 from __future__ import annotations
@@ -14,19 +14,19 @@ from typing import Any
 import pytest
 from hypothesis import given
 
-from conformance.adapter import Adapter
-from conformance.reach import row_params, share
-from conformance.report import NOT_APPLICABLE
-from conformance.results import (
+from conformance.areas.results.oracle import check_rendering, check_settlement, expected_rendering, expected_settlement
+from conformance.areas.results.strategies import (
     continuable_requests,
     one_shot_requests,
     out_of_process_requests,
     rendered_results,
 )
-from conformance.results_oracle import check_rendering, check_settlement, expected_rendering, expected_settlement
+from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, load_spec
+from conformance.verdict.reach import row_params, share
+from conformance.verdict.report import NOT_APPLICABLE
 
-# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+# The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"bound_diagnostic", "fold_output", "render_tool_result", "settle_run"})
 
 Claim = Callable[[str, str], None]

@@ -2,7 +2,7 @@
 
 Every expected value comes from the spec: a golden vector's ``expected``, or the oracle
 built from the selection tables. A failure is blamed on the rule that tells the adapter's
-value from the rule's (conformance/selection_oracle.py), not on every marker of its test.
+value from the rule's (conformance/areas/selection/oracle.py), not on every marker of its test.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.adapter import Adapter
-from conformance.blame import Violation
-from conformance.reach import row_params
-from conformance.selection import check_folded, check_selected, oracle_values, steps_for
-from conformance.selection_oracle import reached_rows
+from conformance.areas.selection.oracle import reached_rows
+from conformance.areas.selection.strategies import check_folded, check_selected, oracle_values, steps_for
+from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, load_spec
+from conformance.verdict.blame import Violation
+from conformance.verdict.reach import row_params
 
-# The operations these tests call (conformance/operations.py: what a changed operation's variants run over).
+# The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"fold_output", "select_output"})
 
 Claim = Callable[[str, str], None]

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from conformance.grammar import roots
-from conformance.seeds import seed_statements
+from conformance.areas.diagnostic.grammar import roots
+from conformance.harness.validation import check_schemas
 from conformance.spec import Spec, expand_text, load_spec, schema_validator
-from conformance.validation import check_schemas
+from conformance.spec.seeds import seed_statements
 
-# These tests call no operation (conformance/operations.py).
+# These tests call no operation (conformance/verdict/operations.py).
 OPERATIONS: frozenset[str] = frozenset()
 
 

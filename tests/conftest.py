@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import pytest
 from hypothesis import settings
 
-from conformance.resources import spec_dir
+from conformance.spec.resources import spec_dir
 
 Edit = Callable[[str, str, str], int]
 
@@ -132,7 +132,7 @@ def run_suite(tmp_path: Path, pytestconfig: pytest.Config) -> RunSuite:
 
     No test here needs a whole pytest of its own: an exec adapter is a process of its own by
     design, and with ``xdist`` only the controller runs nested, its workers being interpreters of
-    their own. ``subagent-conformance selftest`` keeps subprocesses (conformance/selftest.py
+    their own. ``subagent-conformance selftest`` keeps subprocesses (conformance/verdict/selftest.py
     run_suite) because it runs adapters in parallel threads, and pytest sessions cannot share a
     process at the same time."""
 

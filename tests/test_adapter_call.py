@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import reference_impl
-from conformance.adapter import Adapter, AdapterResponseError
+from conformance.harness.adapter import Adapter, AdapterResponseError
 from conformance.spec import load_spec
 
 SPEC = load_spec()

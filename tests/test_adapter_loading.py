@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from conformance.adapter import AdapterUsageError, check_declaration, load_adapter
-from conformance.reach import row_params
+from conformance.harness.adapter import AdapterUsageError, check_declaration, load_adapter
 from conformance.spec import load_spec
+from conformance.verdict.reach import row_params
 from tests.conftest import RunSuite, SuiteRun
 
 DECLARATION = (

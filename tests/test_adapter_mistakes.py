@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import reference_impl
-from conformance.adapter import (
+from conformance.harness.adapter import (
     AdapterResponseError,
     AdapterUsageError,
     OperationError,
@@ -21,8 +21,8 @@ from conformance.adapter import (
     check_operations,
     load_adapter,
 )
-from conformance.reach import row_params
 from conformance.spec import load_spec
+from conformance.verdict.reach import row_params
 from tests.conftest import RunSuite
 
 CLAIMS_CODEX = """

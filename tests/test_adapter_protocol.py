@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import conformance
-from conformance.adapter import Adapter
+from conformance.harness.adapter import Adapter
 from conformance.spec import SCHEMA_URN, load_spec, schema_validator
 from conformance.test_adapter_protocol import VECTOR_CALLS
 from tests.conftest import RunSuite

@@ -1,4 +1,4 @@
-"""The process tier's calls played ahead (conformance/ahead.py): they overlap, a call refused
+"""The process tier's calls played ahead (conformance/process/ahead.py): they overlap, a call refused
 ahead is played again alone and that run decides (tests/test_known_bad.py: every known-bad
 driver is still rejected by exactly its requirements), ``--serial-process-tier`` plays nothing
 ahead, and a call made in another thread is still checked against its own test's declaration."""
@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from conformance.adapter import load_adapter
-from conformance.ahead import FAILED_AHEAD
-from conformance.operations import UndeclaredOperation
-from conformance.process_tier import call, plan_runs, product_scenarios
-from conformance.resources import fixtures_dir
+from conformance.harness.adapter import load_adapter
+from conformance.process.ahead import FAILED_AHEAD
+from conformance.process.tier import call, plan_runs, product_scenarios
 from conformance.spec import load_spec
+from conformance.spec.resources import fixtures_dir
+from conformance.verdict.operations import UndeclaredOperation
 from tests.conftest import RunSuite
 
 ONE_AT_A_TIME = "good_drivers_one_call_at_a_time"  # refuses a process call while another is in flight

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from conformance.reach import row_params
 from conformance.spec import load_spec
+from conformance.verdict.reach import row_params
 from tests.conftest import RunSuite
 
 _SPEC = load_spec()

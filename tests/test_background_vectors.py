@@ -8,7 +8,12 @@ from typing import Any
 
 import pytest
 
-from conformance.background import expected_job_notice, expected_job_text, expected_notice, expected_outcome
+from conformance.areas.background.oracle import (
+    expected_job_notice,
+    expected_job_text,
+    expected_notice,
+    expected_outcome,
+)
 from conformance.spec import load_spec
 
 _SPEC = load_spec()

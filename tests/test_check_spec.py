@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from conformance.resources import fixtures_dir
+from conformance.spec.resources import fixtures_dir
 from tests.conftest import Edit
 
 

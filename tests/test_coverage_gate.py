@@ -1,4 +1,4 @@
-"""The requirement coverage gate (conformance/coverage.py): a whole-suite run fails its
+"""The requirement coverage gate (conformance/verdict/coverage.py): a whole-suite run fails its
 collection naming every requirement no collected test names, with its place in spec/; a partial
 run never does; a marker naming an unknown ID fails any run; pytest-xdist reports it once.
 
@@ -17,10 +17,10 @@ import pytest
 
 import conformance
 import conformance.plugin
-from conformance import coverage
 from conformance.cli import main
-from conformance.resources import spec_dir
 from conformance.spec import Spec, load_spec
+from conformance.spec.resources import spec_dir
+from conformance.verdict import coverage
 from tests.conftest import RunSuite
 
 Collect = Callable[..., tuple[int, str, set[str]]]

@@ -13,7 +13,7 @@ from conformance.cli import main
 from conformance.docs import INLINE_LIMIT, TestMap, render_docs
 from conformance.docs.text import ELIDED, REQUIREMENT_ID
 from conformance.spec import Spec, load_spec
-from conformance.yamlpos import load_located
+from conformance.spec.yamlpos import load_located
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from conformance.exec_adapter import ExecAdapter, ExecFailure, ExecStartError, Limits
-from conformance.reach import row_params
+from conformance.harness.exec_adapter import ExecAdapter, ExecFailure, ExecStartError, Limits
 from conformance.spec import load_spec, operations_schema
+from conformance.verdict.reach import row_params
 from tests.conftest import RunSuite
 
 SPEC = load_spec()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.resources import fixtures_dir
+from conformance.spec.resources import fixtures_dir
 from tests.conftest import RunSuite, SuiteRun
 
 Run = Callable[..., SuiteRun]

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from conformance.resources import fixtures_dir
 from conformance.spec import load_spec
+from conformance.spec.resources import fixtures_dir
 from tests.conftest import RunSuite
 
 KINDS = [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.resources import fixtures_dir
-from conformance.selftest import KnownBad, known_bad_adapters, selection
+from conformance.spec.resources import fixtures_dir
+from conformance.verdict.selftest import KnownBad, known_bad_adapters, selection
 from tests.conftest import RunSuite
 
 

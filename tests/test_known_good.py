@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.resources import fixtures_dir
-from conformance.selftest import KnownGood, known_good_adapters, tier_modules
+from conformance.spec.resources import fixtures_dir
+from conformance.verdict.selftest import KnownGood, known_good_adapters, tier_modules
 from tests.conftest import RunSuite
 
 

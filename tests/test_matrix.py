@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from conformance.cli import main
-from conformance.matrix import SYMBOLS
-from conformance.resources import fixtures_dir
+from conformance.spec.resources import fixtures_dir
+from conformance.verdict.matrix import SYMBOLS
 from tests.conftest import RunSuite
 
 

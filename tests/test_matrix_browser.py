@@ -15,9 +15,9 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from conformance.matrix import render
-from conformance.resources import fixtures_dir
 from conformance.spec import load_spec
+from conformance.spec.resources import fixtures_dir
+from conformance.verdict.matrix import render
 from tests.conftest import RunSuite
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -58,7 +58,7 @@ def page_file(tmp_path: Path, run_suite: RunSuite) -> Path:
 
 def test_the_matrix_page_loads_links_and_filters(page_file: Path) -> None:
     spec = load_spec()
-    # each requirement's anchor is on its area's page beside the index (conformance/links.py)
+    # each requirement's anchor is on its area's page beside the index (conformance/spec/links.py)
     anchor_ids = {
         (page.resolve(), chunk.split('"', 1)[0])
         for page in (DOCS.parent / "contract").glob("*.md")

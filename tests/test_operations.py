@@ -1,4 +1,4 @@
-"""Each conformance module declares the operations its tests call (conformance/operations.py):
+"""Each conformance module declares the operations its tests call (conformance/verdict/operations.py):
 the declarations are literal, held to the truth by the adapter, and decide which tiers a
 known-good variant runs over."""
 
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from conformance import operations
-from conformance.adapter import load_adapter
-from conformance.operations import UndeclaredOperation
-from conformance.resources import fixtures_dir
+from conformance.harness.adapter import load_adapter
 from conformance.spec import load_spec
+from conformance.spec.resources import fixtures_dir
+from conformance.verdict import operations
+from conformance.verdict.operations import UndeclaredOperation
 
 
 def test_every_conformance_module_declares_its_operations_as_a_literal() -> None:

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from conformance.processes import ProcessTierFailure, call_runs
-from conformance.recordings import recording_file
-from conformance.resources import fixtures_dir
+from conformance.process.calls import ProcessTierFailure, call_runs
+from conformance.products.recordings import recording_file
 from conformance.spec import load_spec
+from conformance.spec.resources import fixtures_dir
 from tests.conftest import RunSuite
 
 KNOWN_BAD = fixtures_dir() / "known_bad"

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from conformance.cli import main
-from conformance.model_servers import BEHAVIOURS, ModelServer
-from conformance.products import MARKER, ProductError, install, locked
-from conformance.recordings import load_cases
+from conformance.products.model_servers import BEHAVIOURS, ModelServer
+from conformance.products.packages import MARKER, ProductError, install, locked
+from conformance.products.recordings import load_cases
+from conformance.products.upgrade import UnionError, claude_unions, codex_unions, compare
 from conformance.spec import SpecError, load_spec, schema_validator
-from conformance.upgrade import UnionError, claude_unions, codex_unions, compare
 
 DATA = Path(__file__).parent / "data" / "upgrade"
 SPEC = load_spec()
@@ -256,7 +256,7 @@ def test_schema_and_servers_know_the_same_behaviours() -> None:
 
 
 def test_bad_cases_name_file_line_and_field(tmp_path: Path) -> None:
-    from conformance.recordings import cases_file
+    from conformance.products.recordings import cases_file
 
     text = cases_file().read_text(encoding="utf-8")
     broken = (
@@ -286,7 +286,7 @@ def test_bad_cases_name_file_line_and_field(tmp_path: Path) -> None:
 
 def test_every_case_has_a_recording_of_the_locked_version_and_every_recording_a_case() -> None:
     """A renamed or removed case would leave a recording nobody replays; a new one needs recording."""
-    from conformance.recordings import load_recording, recording_file, recordings_dir
+    from conformance.products.recordings import load_recording, recording_file, recordings_dir
 
     cases = load_cases(SPEC)
     for case in cases:
@@ -309,8 +309,8 @@ def test_a_case_of_the_product_as_root_is_recorded_only_as_root(
 ) -> None:
     """bypassPermissions as root is what the case records; recorded as another user, the CLI would
     run normally and the transcript would claim the wrong thing, so the recorder refuses first."""
-    from conformance import recorder
-    from conformance.products import Installed
+    from conformance.products import recorder
+    from conformance.products.packages import Installed
 
     [case] = [c for c in load_cases(SPEC) if c.as_root]
     assert case.mode == "bypassPermissions" and case.model_calls == 0

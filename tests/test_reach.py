@@ -1,11 +1,11 @@
 """Nothing caught by chance: every row of every spec table is reached by a golden vector or a
-stratified property in every run (conformance/reach.py), at any Hypothesis profile."""
+stratified property in every run (conformance/verdict/reach.py), at any Hypothesis profile."""
 
 from __future__ import annotations
 
-from conformance.coverage import collect_whole_suite
-from conformance.reach import unreached
 from conformance.spec import load_spec
+from conformance.verdict.coverage import collect_whole_suite
+from conformance.verdict.reach import unreached
 
 
 def test_every_table_row_is_reached_by_a_test() -> None:
@@ -17,8 +17,8 @@ def test_every_table_row_is_reached_by_a_test() -> None:
 
 
 def test_every_structured_input_has_its_reads() -> None:
-    """conformance/structured_reads.py names exactly the rows of redaction.structured_inputs."""
-    from conformance.structured_reads import unmapped
+    """conformance/verdict/structured_reads.py names exactly the rows of redaction.structured_inputs."""
+    from conformance.verdict.structured_reads import unmapped
 
     problems = unmapped(load_spec())
     assert not problems, "; ".join(problems)

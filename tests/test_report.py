@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from conformance.resources import fixtures_dir
 from conformance.spec import load_spec, schema_validator
+from conformance.spec.resources import fixtures_dir
 from tests.conftest import RunSuite
 
 KNOWN_BAD = [fixtures_dir() / "known_bad"]

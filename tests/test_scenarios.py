@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.scenarios import load_scenarios, scenario_file
+from conformance.process.scenarios import load_scenarios, scenario_file
 from conformance.spec import Problem, Spec, SpecError, load_spec
 
 SPEC = load_spec()

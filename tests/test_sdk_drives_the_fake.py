@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from conformance.process_tier import product_scenarios
-from conformance.scenarios import Scenario, fake_argv, write_script
+from conformance.process.scenarios import Scenario, fake_argv, write_script
+from conformance.process.tier import product_scenarios
 from conformance.spec import load_spec
 
 sdk = pytest.importorskip(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.resources import spec_dir
+from conformance.spec.resources import spec_dir
 
 SHARED_SEEDS = Path(__file__).resolve().parent.parent.parent / "shared" / "seeds"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance import selftest
 from conformance.cli import main
-from conformance.selftest import KnownBad, KnownGood, Verdict
+from conformance.verdict import selftest
+from conformance.verdict.selftest import KnownBad, KnownGood, Verdict
 
 
 def test_a_profile_that_does_not_exist_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

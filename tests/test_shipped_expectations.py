@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance import resources
+from conformance.areas.diagnostic.snapshots import SNAPSHOT_FILE, snapshot_problems
 from conformance.cli import main
-from conformance.resources import fixtures_dir
-from conformance.snapshots import SNAPSHOT_FILE, snapshot_problems
-from conformance.spec import load_spec
+from conformance.spec import load_spec, resources
+from conformance.spec.resources import fixtures_dir
 from tests.conftest import RunSuite
 
 BAD = "bad_dia_exit_code_zero_dropped"  # its exit-code-0 texts differ from the snapshots

@@ -1,4 +1,4 @@
-"""The survivor scan (conformance.processes.carrying) finds a process caught in the middle of
+"""The survivor scan (conformance.harness.processes.carrying) finds a process caught in the middle of
 exec: its parent's fork has returned, but /proc/PID/environ reads empty until the new image's
 environment is set up. Missed, such a grandchild let a known-bad teardown pass its startup
 rollback scenario about once in twenty runs under load."""
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from conformance import processes
-from conformance.processes import RUN_TOKEN_VARIABLE, Survivor, carrying
+from conformance.harness import processes
+from conformance.harness.processes import RUN_TOKEN_VARIABLE, Survivor, carrying
 
 
 def test_a_live_process_carrying_a_token_is_found() -> None:

@@ -1,7 +1,7 @@
 """No strategy in the suite draws text from Hypothesis' default alphabet.
 
 The default (``characters(codec="utf-8")``) costs every fresh process a 4–8 s scan of the
-code points (conformance/texts.py says why); ``any_text`` draws the same characters.
+code points (conformance/areas/texts.py says why); ``any_text`` draws the same characters.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 
 import conformance
-from conformance.texts import ANY_CHARACTER
+from conformance.areas.texts import ANY_CHARACTER
 
 PACKAGE = Path(conformance.__file__).parent
 
@@ -35,7 +35,7 @@ def test_every_text_strategy_names_its_alphabet() -> None:
         for path in sorted(PACKAGE.rglob("*.py"))
         for line in _default_alphabet_calls(path.read_text(encoding="utf-8"))
     }
-    assert not found, f"st.text() with Hypothesis' default alphabet (use conformance.texts.any_text): {sorted(found)}"
+    assert not found, f"st.text() with Hypothesis' default alphabet (use areas.texts.any_text): {sorted(found)}"
 
 
 def test_the_check_sees_a_default_alphabet() -> None:

@@ -1,4 +1,4 @@
-"""Compiled validation (conformance.validation) judges exactly as the jsonschema validator does.
+"""Compiled validation (conformance.harness.validation) judges exactly as the jsonschema validator does.
 
 The compiled engine only answers "valid"; whatever it rejects is judged again by jsonschema,
 whose first error the failure names. These tests pin both halves: every definition compiles
@@ -20,8 +20,8 @@ import jsonschema
 import pytest
 
 import reference_impl
+from conformance.harness.validation import check_schemas, compiled_validator, first_problem
 from conformance.spec import describe_error, load_spec, operations_schema
-from conformance.validation import check_schemas, compiled_validator, first_problem
 
 SPEC = load_spec()
 DEFINITIONS = sorted(json.loads((SPEC.root / "schema" / "operations.json").read_text(encoding="utf-8"))["$defs"])

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from conformance.blame import Violation
-from conformance.results_oracle import check_rendering, check_settlement, expected_rendering, expected_settlement
+from conformance.areas.results.oracle import check_rendering, check_settlement, expected_rendering, expected_settlement
 from conformance.spec import load_spec
+from conformance.verdict.blame import Violation
 
 REQUEST: dict[str, Any] = {
     "binding": "chunk-events",

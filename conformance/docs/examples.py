@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any
 
-from conformance.diagnostic import HTTP_STATUS_VARIANTS, expected_fields, products
+from conformance.areas.diagnostic.grammar import roots
+from conformance.areas.diagnostic.oracle import HTTP_STATUS_VARIANTS, expected_fields, products
 from conformance.docs.pages import GENERATED, bullet, finish, row_block
 from conformance.docs.text import Site, cell, code, to_json, wrap
-from conformance.grammar import roots
 
 PAGE = PurePosixPath("examples.md")
 HEAD = "Product subagent failure ("  # the frame of table failure_line_fields' description

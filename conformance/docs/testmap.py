@@ -1,5 +1,5 @@
 """Which tests check which requirement, as the docs show it: read from the requirement markers
-by one collection-only session (the coverage gate's, conformance/coverage.py), never by
+by one collection-only session (the coverage gate's, conformance/verdict/coverage.py), never by
 running a test, so a clean checkout renders the same pages as a developer's.
 """
 
@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 import conformance
-from conformance.coverage import PROJECT, collect_whole_suite, project_tests_dir
 from conformance.spec import Spec, spec_digest
+from conformance.spec.resources import project_tests_dir
+from conformance.verdict.coverage import PROJECT, collect_whole_suite
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from conformance.links import ID_PATTERN
 from conformance.spec import Column, Spec, Table
-from conformance.yamlpos import Located, Path_, load_located
+from conformance.spec.links import ID_PATTERN
+from conformance.spec.yamlpos import Located, Path_, load_located
 
 INLINE_LIMIT = 300  # characters: a longer value is linked to its file:line, not shown
 WIDTH = 100  # prose is wrapped to this many characters

@@ -1,0 +1,432 @@
+"""Adapters in any language: ``--impl=exec:COMMAND`` speaks the operations as JSON lines.
+
+The suite owns the adapter process: it runs in its own process group, every call has a
+deadline, and a crashed, hung or babbling adapter fails the current test with the tail of
+its stderr and is replaced by a fresh process for the next call. Nothing outlives the run:
+every adapter process carries a token in its environment, and whatever still carries it
+after the adapter is killed or closed (a grandchild that left the group with setsid) is
+named and killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import orjson
+
+from conformance.harness.processes import Survivor, carrying, kill, new_token
+from conformance.spec import Spec, describe_error, operations_schema
+from conformance.spec.schema_errors import elide
+
+ADAPTER_TOKEN_VARIABLE = "SUBAGENT_CONFORMANCE_ADAPTER"
+ONLY_JSON_LINES = "stdout carries only JSON lines, one exec response each; write logs and banners to stderr"
+
+
+class ExecFailure(AssertionError):
+    """The adapter process failed the current call (crash, hang, malformed or error answer);
+    ``requirements`` is the exec-protocol requirement the failure shows."""
+
+    def __init__(self, message: str, requirements: tuple[str, ...] = ("ADP-019",)) -> None:
+        super().__init__(message)
+        self.requirements = requirements
+
+
+class ExecStartError(Exception):
+    """The adapter could not be started or did not describe itself; ``condition`` says which."""
+
+    def __init__(self, message: str, condition: str) -> None:
+        super().__init__(message)
+        self.condition = condition
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The exec protocol's limits (adapter-protocol.yaml, table exec_limits)."""
+
+    describe_timeout: float
+    pure_call_timeout: float
+    process_call_timeout: float
+    shutdown_grace: float
+    stderr_tail: int
+    response_line_max: int
+    shown_value_max: int
+
+    @classmethod
+    def from_spec(cls, spec: Spec, pure_call_timeout: float | None = None) -> Limits:
+        values = {row["name"]: row["value"] for row in spec.table("adapter-protocol", "exec_limits").rows}
+        if pure_call_timeout is not None:
+            values["pure_call_timeout"] = pure_call_timeout
+        return cls(**values)
+
+
+_EOF = object()
+
+
+@dataclass(frozen=True)
+class _Overlong:
+    """A response line longer than response_line_max: only its start was kept."""
+
+    start: bytes
+
+
+class _Lines:
+    """The adapter's stdout, read in the calling thread: no reader thread to hand each line
+    over (that hop was a third of the suite side of a call). Whole lines come out of
+    ``take``; a line longer than ``limit`` comes out as an _Overlong and the rest of it is
+    dropped unread into memory; after the last line, _EOF."""
+
+    def __init__(self, fd: int, limit: int, kept: int) -> None:
+        self.fd, self.limit, self.kept = fd, limit, kept
+        self.poll = select.poll()  # not select.select: a run may hold descriptors past FD_SETSIZE
+        self.poll.register(fd, select.POLLIN)
+        self.buffer = bytearray()
+        self.ready: list[object] = []  # lines, an _Overlong or _EOF, in the order they came
+        self.skipping = False  # inside an overlong line, up to its newline
+        self.ended = False
+
+    def pump(self, wait: float) -> bool:
+        """Read what stdout has within ``wait`` seconds; False when nothing came."""
+        if self.ended or not self.poll.poll(wait * 1000):
+            return False
+        self.feed(os.read(self.fd, 65536))
+        return True
+
+    def feed(self, chunk: bytes) -> None:
+        if not chunk:
+            self.ended = True
+            if self.buffer and not self.skipping:  # a last line without its newline still counts
+                self.ready.append(bytes(self.buffer))
+            self.buffer.clear()
+            self.ready.append(_EOF)
+            return
+        searched = len(self.buffer)  # the bytes before the chunk hold no newline
+        self.buffer += chunk
+        while True:
+            end = self.buffer.find(b"\n", searched)
+            searched = 0
+            if self.skipping:
+                if end < 0:
+                    self.buffer.clear()
+                    return
+                del self.buffer[: end + 1]
+                self.skipping = False
+                continue
+            if 0 <= end < self.limit:  # the line, newline included, is at most limit bytes
+                self.ready.append(bytes(self.buffer[: end + 1]))
+                del self.buffer[: end + 1]
+                continue
+            if end < 0 and len(self.buffer) < self.limit:
+                return  # a line still coming
+            self.ready.append(_Overlong(bytes(self.buffer[: self.kept])))
+            self.skipping = True
+
+    def take(self) -> object:
+        """The next line read already, or None."""
+        return self.ready.pop(0) if self.ready else None
+
+
+@dataclass
+class _Process:
+    popen: subprocess.Popen[bytes]
+    token: str
+    lines: _Lines
+    stderr: bytearray = field(default_factory=bytearray)
+    next_id: int = 1
+    asked: dict[int, str] = field(default_factory=dict)  # request id -> operation, answered or not
+
+
+class ExecAdapter:
+    """One adapter command, and the process currently serving it."""
+
+    def __init__(self, command: str, spec: Spec, limits: Limits, validate: bool = False) -> None:
+        self.command = command
+        # --validate-adapter: every line in both directions is checked against exec_request /
+        # exec_response, not only the operation values inside them (which are always checked).
+        self.envelopes = (
+            (operations_schema(spec.root, "exec_request"), operations_schema(spec.root, "exec_response"))
+            if validate
+            else None
+        )
+        try:
+            self.argv = shlex.split(command)
+        except ValueError as exc:  # an unterminated quote or escape
+            raise ExecStartError(
+                f"cannot split {command!r} into words by shell rules: {exc}", "malformed-impl"
+            ) from None
+        self.limits = limits
+        self.tiers = {row["operation"]: row["tier"] for row in spec.table("adapter-protocol", "operations").rows}
+        self._process: _Process | None = None
+        self.declaration: Any = None
+        self.tokens: set[str] = set()  # of every process started, for the final search
+
+    # ------------------------------------------------------------------ process
+
+    def _start(self) -> _Process:
+        token = new_token()
+        try:
+            popen = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # its own process group, so the whole tree can be killed
+                env={**os.environ, ADAPTER_TOKEN_VARIABLE: token},  # inherited by all it starts, in any group
+            )
+        except OSError as exc:
+            raise ExecStartError(f"cannot start {self.command!r}: {exc}", "exec-not-started") from None
+        self.tokens.add(token)
+        assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
+        os.set_blocking(popen.stdin.fileno(), False)  # never blocking: see _write
+        lines = _Lines(popen.stdout.fileno(), self.limits.response_line_max, self.limits.shown_value_max * 4)
+        process = _Process(popen, token, lines)
+        threading.Thread(target=self._read_tail, args=(popen.stderr, process.stderr), daemon=True).start()
+        self._process = process
+        return process
+
+    def _read_tail(self, stream: IO[bytes], tail: bytearray) -> None:
+        while chunk := stream.read1(65536):  # type: ignore[attr-defined]
+            tail.extend(chunk)
+            del tail[: max(0, len(tail) - self.limits.stderr_tail)]
+
+    @staticmethod
+    def _kill_group(process: _Process) -> list[Survivor]:
+        """Kill the adapter's group, then anything else still carrying its token; return those."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.popen.pid, signal.SIGKILL)  # the adapter and anything it started
+        process.popen.wait()
+        for pipe in (process.popen.stdin, process.popen.stdout):
+            with contextlib.suppress(OSError):
+                pipe.close()  # type: ignore[union-attr]
+        survivors = carrying({process.token}, ADAPTER_TOKEN_VARIABLE)
+        kill(survivors)
+        return survivors
+
+    def _kill(self, process: _Process) -> str:
+        """Kill ``process`` and its strays; the sentence that names the strays, if any."""
+        survivors = self._kill_group(process)
+        if self._process is process:
+            self._process = None
+        return _strays(survivors)
+
+    def close(self) -> list[Survivor]:
+        """End of the run: close stdin, allow the grace period, then kill the whole group and any
+        process of any adapter of this command still alive; return the ones that were."""
+        process, self._process = self._process, None
+        survivors: list[Survivor] = []
+        if process is not None:
+            with contextlib.suppress(OSError):
+                assert process.popen.stdin is not None
+                process.popen.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.popen.wait(timeout=self.limits.shutdown_grace)
+            survivors = self._kill_group(process)
+        late = [s for s in carrying(self.tokens, ADAPTER_TOKEN_VARIABLE) if s.pid not in {x.pid for x in survivors}]
+        kill(late)
+        return survivors + late
+
+    # ------------------------------------------------------------------ calls
+
+    def describe(self) -> Any:
+        """Start a process and ask for its declaration (the first request of every process)."""
+        process = self._start()
+        try:
+            self.declaration = self._exchange(process, "describe", {}, self.limits.describe_timeout)
+        except ExecFailure as exc:
+            raise ExecStartError(f"{self.command!r} did not describe itself: {exc}", "no-declaration") from None
+        return self.declaration
+
+    def call(self, op: str, payload: Any) -> Any:
+        process = self._process
+        if process is None:
+            process = self._start()
+            declaration = self._exchange(process, "describe", {}, self.limits.describe_timeout)
+            if declaration != self.declaration:
+                strays = self._kill(process)
+                raise ExecFailure(f"the restarted adapter describes itself differently: {declaration!r}{strays}")
+        timeout = self.limits.process_call_timeout if self.tiers.get(op) == "process" else self.limits.pure_call_timeout
+        return self._exchange(process, op, payload, timeout)
+
+    def _send(self, process: _Process, op: str, payload: Any, deadline: float) -> int:
+        request_id = process.next_id
+        process.next_id += 1
+        process.asked[request_id] = op
+        request = {"id": request_id, "op": op, "input": payload}
+        if self.envelopes is not None:
+            for error in self.envelopes[0].iter_errors(request):  # the suite's own line: a suite bug
+                raise AssertionError(f"the suite built an invalid exec request: {describe_error(error)}")
+        try:  # orjson writes the same JSON (compact, UTF-8) about 15 times faster than json
+            line = orjson.dumps(request) + b"\n"
+        except TypeError:  # orjson.JSONEncodeError: e.g. an integer beyond 64 bits, which json writes
+            line = (json.dumps(request, ensure_ascii=False) + "\n").encode("utf-8")
+        assert process.popen.stdin is not None
+        self._write(process, process.popen.stdin.fileno(), memoryview(line), deadline)
+        return request_id
+
+    @staticmethod
+    def _write(process: _Process, stdin: int, rest: memoryview, deadline: float) -> None:
+        """Write the request line; while the pipe is full, read stdout meanwhile, so that an
+        adapter writing while the suite writes cannot stall both, up to the deadline. A hang or
+        an end is left for the read to report."""
+        lines = process.lines
+        waiting = select.poll()  # one wait for both: stdin writable again, or stdout to read
+        waiting.register(stdin, select.POLLOUT)
+        if not lines.ended:
+            waiting.register(lines.fd, select.POLLIN)
+        while rest:
+            try:
+                rest = rest[os.write(stdin, rest) :]
+                continue
+            except BlockingIOError:
+                pass  # the pipe is full
+            except OSError:
+                return  # the adapter closed its stdin or ended
+            while True:
+                if time.monotonic() >= deadline or process.popen.poll() is not None:
+                    return
+                ready = {fd for fd, _ in waiting.poll(10)}
+                if stdin in ready:
+                    break
+                if lines.fd in ready:
+                    lines.pump(0)
+                    if lines.ended:  # stdout closed: no more to read, only the write to wait for
+                        waiting.unregister(lines.fd)
+
+    def _receive(self, process: _Process, op: str, deadline: float, timeout: float) -> object:
+        """The next stdout line, or _EOF; an exit is noticed even while a child holds stdout open."""
+        lines = process.lines
+        while (line := lines.take()) is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                strays = self._kill(process)
+                raise ExecFailure(
+                    self._account(process, op, f"no answer within {timeout:g} s (hung; killed){strays}"), ("ADP-018",)
+                )
+            if not lines.pump(min(left, 0.1)) and process.popen.poll() is not None:
+                while lines.pump(0.05) and not lines.ready:
+                    pass  # exited; a line already written still counts
+                return lines.take() or _EOF
+        return line
+
+    def _exchange(self, process: _Process, op: str, payload: Any, timeout: float) -> Any:
+        deadline = time.monotonic() + timeout
+        process.lines.pump(0)
+        stale = process.lines.take()  # a line nobody asked for since the last answer
+        request_id = self._send(process, op, payload, deadline)
+        answer = stale if stale is not None else self._receive(process, op, deadline, timeout)
+        if answer is _EOF:
+            try:  # its exit says what happened; one that closed stdout and lives on waits no longer than the call
+                status = process.popen.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                strays = self._kill(process)
+                what = f"the adapter closed its stdout without answering and was still running after {timeout:g} s"
+                raise ExecFailure(self._account(process, op, f"{what} (killed){strays}")) from None
+            how = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
+            strays = self._kill(process)
+            raise ExecFailure(self._account(process, op, f"the adapter ended ({how}) without answering{strays}"))
+        limit = self.limits.shown_value_max
+        if isinstance(answer, _Overlong):
+            strays = self._kill(process)
+            shown = elide(answer.start.decode("utf-8", "replace"), limit)
+            raise ExecFailure(
+                self._account(
+                    process, op, f"response line refused: longer than response_line_max "
+                    f"({self.limits.response_line_max} bytes) of the spec's exec_limits; it starts {shown!r}{strays}",
+                ),
+                ("ADP-015", "ADP-016"),
+            )  # fmt: skip
+        assert isinstance(answer, bytes)
+        reason, message = self._refusal(process, request_id, op, answer)
+        if reason is not None or self.envelopes is not None:  # only a line that may be refused is shown
+            shown = elide(answer.decode("utf-8", "replace").rstrip("\n"), limit)
+        if reason is not None:
+            strays = self._kill(process)
+            refused = ("ADP-015",) if message is None else ("ADP-016",)  # not an object at all, or a wrong id/shape
+            raise ExecFailure(
+                self._account(process, op, f"malformed response line {shown!r}: {reason}{strays}"), refused
+            )
+        if self.envelopes is not None:
+            for error in self.envelopes[1].iter_errors(message):
+                raise ExecFailure(
+                    f"{op}: response line {shown!r} is not a valid exec_response "
+                    f"(--validate-adapter): {describe_error(error, limit)}",
+                    ("ADP-015",),
+                )
+        if "error" in message:
+            error = message["error"]
+            text = error.get("message") if isinstance(error, dict) else None
+            said = text if isinstance(text, str) else repr(error)
+            raise ExecFailure(f"{op} failed in the adapter: {elide(said, limit)}", ("ADP-013",))
+        return message["output"]
+
+    @staticmethod
+    def _refusal(process: _Process, request_id: int, op: str, answer: bytes) -> tuple[str | None, Any]:
+        """Why a response line cannot be the answer to ``request_id`` (None if it can), and its message."""
+        try:
+            message = parse_line(answer)
+        except ValueError:
+            return f"not JSON ({ONLY_JSON_LINES})", None
+        if not isinstance(message, dict):
+            return f"not a JSON object ({ONLY_JSON_LINES})", None
+        got = message.get("id")
+        if got != request_id or isinstance(got, bool):
+            if isinstance(got, int) and not isinstance(got, bool) and got in process.asked and got < request_id:
+                return (
+                    f"duplicate answer to id {got} (the {process.asked[got]} request, answered already); "
+                    f"expected the answer to id {request_id} ({op})"
+                ), message
+            return f"wrong id {got!r}, expected {request_id}", message
+        if ("output" in message) == ("error" in message):
+            return "an exec response has exactly one of output and error", message
+        return None, message
+
+    def _account(self, process: _Process, op: str, what: str) -> str:
+        time.sleep(0.05)  # let the stderr reader catch the adapter's last words
+        tail = bytes(process.stderr).decode("utf-8", "replace").strip()
+        return f"{op}: {what}; adapter command {self.command!r}; end of its stderr:\n{tail or '(empty)'}"
+
+
+# A run of 19 digits may be an integer beyond 64 bits, which orjson reads as a float. A line
+# with every ASCII digit made "0" and every other byte " " has one if it holds 19 zeros in a
+# row: ten times faster than the regular expression \d{19}.
+_DIGITS = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
+_LONG_RUN = b"0" * 19
+
+
+def parse_line(line: bytes) -> Any:
+    """``json.loads(line)``, exactly: orjson reads the line (several times faster) unless it
+    could read it differently (a long run of digits) or refuses it; json decides then."""
+    if _LONG_RUN not in line.translate(_DIGITS):
+        with contextlib.suppress(orjson.JSONDecodeError):
+            return orjson.loads(line)
+    return json.loads(line)
+
+
+def _strays(survivors: list[Survivor]) -> str:
+    if not survivors:
+        return ""
+    return (
+        f"; {len(survivors)} process(es) it started outlived it (outside its process group) and were killed:"
+        + "".join(f"\n  {s}" for s in survivors)
+    )
+
+
+class ExecTarget:
+    """Operations as attributes, so an exec adapter is called like a Python one."""
+
+    def __init__(self, adapter: ExecAdapter) -> None:
+        self._adapter = adapter
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name not in self._adapter.tiers:
+            raise AttributeError(name)
+        return lambda payload: self._adapter.call(name, payload)

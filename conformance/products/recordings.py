@@ -1,0 +1,256 @@
+"""The cases of the real-products tier, where their recordings live, what each case expects, and
+reading a recording back.
+
+``fixtures/recordings/cases.yaml`` says how each product runs and what each case expects;
+conformance/products/recorder.py runs a case against the real product and keeps everything that crossed
+its stdio (``fixtures/recordings/<product>/<case>.json``); conformance/products/replay.py turns such a
+transcript into the observations codex_outcome and claude_code_outcome take, so the default
+tier can replay real shapes without the products.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance.areas.claude_code.oracle import render, root_symbol
+from conformance.areas.codex.oracle import CodexOracle
+from conformance.areas.diagnostic.oracle import stage_categories
+from conformance.spec import Problem, Spec, SpecError, schema_problems, schema_validator
+from conformance.spec.resources import fixtures_dir
+from conformance.spec.yamlpos import YamlError, format_path, load_located
+
+Json = Any
+
+SCHEMA = "real-products"
+# The frames the Claude Agent SDK handles itself (never yielded to its consumer, so never
+# observed by a provider).
+SDK_INTERNAL_TYPES = {"control_request", "control_response", "control_cancel_request", "keep_alive"}
+
+
+def recordings_dir() -> Path:
+    return fixtures_dir() / "recordings"
+
+
+def cases_file() -> Path:
+    return recordings_dir() / "cases.yaml"
+
+
+def recording_file(product: str, case: str, root: Path | None = None) -> Path:
+    return (root or recordings_dir()) / product / f"{case}.json"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One case of cases.yaml, with its product's run settings."""
+
+    product: str
+    name: str
+    covers: list[str]
+    description: str
+    model: dict[str, str]
+    expect: Json
+    args: list[str]
+    mode: str
+    task: str
+    files: dict[str, str] = field(default_factory=dict)
+    where: str = ""
+    model_calls: int = 1  # with retries off, one; none where the product fails before calling the model
+    as_root: bool = False  # the case is what the product does as root: real runs only as root
+
+    @property
+    def id(self) -> str:
+        return f"{self.product}-{self.name}"
+
+
+# ---- the case file
+
+
+def stop_reason_of(spec: Spec, product: str, category: str) -> set[str]:
+    """The stop reasons the spec gives a failure of ``category`` (one, for a consistent spec)."""
+    if product == "codex":
+        return {CodexOracle(spec).stop_reason(category)}
+    rows = spec.table("claude-code", "result_classification").rows
+    return {str(r["stop_reason"]) for r in rows if r.get("category") == category}
+
+
+def _check_case(spec: Spec, product: str, item: Json) -> list[tuple[tuple[str | int, ...], str]]:
+    """What is wrong with one case beyond its shape: (path inside the case, message)."""
+    wrong: list[tuple[tuple[str | int, ...], str]] = []
+    known = {r.id for r in spec.requirements()}
+    wrong += [(("covers", i), f"unknown requirement {rid}") for i, rid in enumerate(item["covers"]) if rid not in known]
+    expect = item["expect"]
+    stops = spec.vocabulary("results.stop_reason").values
+    if expect["stopReason"] not in stops:
+        wrong.append((("expect", "stopReason"), f"{expect['stopReason']!r} is not in vocabulary results.stop_reason"))
+    if item["model"].get("behaviour") == "tool-use-loop" and "tool_file" not in item["model"]:
+        wrong.append((("model",), "tool-use-loop needs tool_file (the file the requested tool reads)"))
+    failure = expect.get("failure")
+    if failure is None:
+        if not isinstance(expect.get("output_text"), str):
+            wrong.append((("expect",), "a case without failure facts must give output_text (the completed answer)"))
+        return wrong
+    pairs = stage_categories(spec, _label(spec, product), "run-result")
+    if (failure["stage"], failure["category"]) not in pairs:
+        wrong.append(
+            (
+                ("expect", "failure"),
+                f"stage {failure['stage']!r} with category {failure['category']!r} is no run-result "
+                f"pair of table {product}.stages",
+            )
+        )
+    elif {expect["stopReason"]} != stop_reason_of(spec, product, failure["category"]):
+        wrong.append(
+            (
+                ("expect", "stopReason"),
+                f"the spec gives category {failure['category']!r} stop reason "
+                f"{sorted(stop_reason_of(spec, product, failure['category']))}, not {expect['stopReason']!r}",
+            )
+        )
+    return wrong
+
+
+def _label(spec: Spec, product: str) -> str:
+    """The product's label in the diagnostic line (table diagnostic.products)."""
+    [row] = [r for r in spec.table("diagnostic", "products").rows if r["area"] == product]
+    return str(row["product"])
+
+
+def load_cases(spec: Spec, file: Path | None = None) -> list[Case]:
+    """Every case of ``file`` (default: the shipped cases.yaml); raises SpecError naming file:line: field."""
+    file = file or cases_file()
+    try:
+        located = load_located(file)
+    except YamlError as exc:
+        raise SpecError([Problem(str(file), exc.line, "(document)", exc.message)]) from None
+    problems = schema_problems(located, schema_validator(spec.root, SCHEMA), str(file))
+    if problems:
+        raise SpecError(problems)
+    cases: list[Case] = []
+    for product, settings in located.data["products"].items():
+        base: tuple[str | int, ...] = ("products", product)
+        modes = spec.vocabulary(f"{product}.permission_mode").values
+        if settings["mode"] not in modes:
+            where = (*base, "mode")
+            problems.append(
+                Problem(
+                    str(file),
+                    located.line_of(where),
+                    format_path(where),
+                    f"{settings['mode']!r} is not in vocabulary {product}.permission_mode",
+                )
+            )
+        seen: set[str] = set()
+        for index, item in enumerate(settings["cases"]):
+            path = (*base, "cases", index)
+            mode = item.get("mode", settings["mode"])
+            if "mode" in item and mode not in modes:
+                where = (*path, "mode")
+                problems.append(
+                    Problem(
+                        str(file),
+                        located.line_of(where),
+                        format_path(where),
+                        f"{mode!r} is not in vocabulary {product}.permission_mode",
+                    )
+                )
+            if item["name"] in seen:
+                problems.append(
+                    Problem(
+                        str(file),
+                        located.line_of((*path, "name")),
+                        format_path((*path, "name")),
+                        f"duplicate case name {item['name']!r}",
+                    )
+                )
+            seen.add(item["name"])
+            for inner, message in _check_case(spec, product, item):
+                where = (*path, *inner)
+                problems.append(Problem(str(file), located.line_of(where), format_path(where), message))
+            cases.append(
+                Case(
+                    product=product,
+                    name=item["name"],
+                    covers=list(item["covers"]),
+                    description=item["description"],
+                    model=dict(item["model"]),
+                    expect=item["expect"],
+                    args=[*settings["args"], *item.get("args", [])],
+                    mode=mode,
+                    task=settings["task"],
+                    files=dict(settings.get("files", {})),
+                    where=f"{file}:{located.line_of(path)}",
+                    model_calls=int(item.get("model_calls", 1)),
+                    as_root=bool(item.get("as_root", False)),
+                )
+            )
+    if problems:
+        raise SpecError(problems)
+    return cases
+
+
+# ---- what a case expects, by the spec's format rules
+
+
+def expected_results(spec: Spec, case: Case) -> list[Json]:
+    """The SubagentResults the spec gives the case: its stop reason, its output and, for a failure,
+    the diagnostic line rendered from the failure facts by the product's oracle; where the case
+    races the exit against the frame that decides the run (``outcome_optional``), also the line
+    without the exit's outcome."""
+    expect = case.expect
+    text = expect.get("output_text")
+    result: Json = {
+        "stopReason": expect["stopReason"],
+        "output": [] if text is None else [{"type": "text", "text": text}],
+    }
+    failure = expect.get("failure")
+    if failure is None:
+        return [result]
+    variants = [failure]
+    if failure.get("outcome_optional"):
+        variants.append({k: v for k, v in failure.items() if k not in ("exitCode", "signal")})
+    return [{**result, "diagnostic": _failure_line(spec, case.product, facts)} for facts in variants]
+
+
+def _failure_line(spec: Spec, product: str, failure: Json) -> str:
+    if product == "codex":
+        return CodexOracle(spec).failure_line(
+            failure["stage"],
+            failure["category"],
+            failure.get("httpStatus"),
+            failure.get("exitCode"),
+            failure.get("signal"),
+        )
+    values: Json = {
+        "stage": failure["stage"],
+        "categories": failure["category"],
+        "integer": failure.get("exitCode"),
+        "diagnostic.signal": failure.get("signal"),
+    }
+    return render(spec, root_symbol(spec, "run-result"), values)
+
+
+def dig(value: Json, *keys: str) -> Json:
+    """``value[k1][k2]...``, or None where a level is missing or not an object."""
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def load_recording(spec: Spec, path: Path) -> Json:
+    """A recording, checked against its schema (a malformed one names its file and field)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SpecError([Problem(str(path), 1, "(document)", f"not a readable JSON recording: {exc}")]) from None
+    validator = schema_validator(spec.root, SCHEMA).evolve(
+        schema={"$ref": "urn:subagent-conformance:spec:real-products#/$defs/recording"}
+    )
+    problems = [
+        Problem(str(path), 1, format_path(tuple(e.absolute_path)), e.message) for e in validator.iter_errors(data)
+    ]
+    if problems:
+        raise SpecError(problems)
+    return data

@@ -1,0 +1,50 @@
+"""Where the shipped data lives: inside the wheel, or beside the package in a checkout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1]  # the conformance package: its face holds the test modules
+_PACKAGE = PACKAGE
+
+
+def _data_dir(name: str) -> Path:
+    # A wheel carries spec/ and fixtures/ under conformance/_data (see pyproject.toml);
+    # a checkout or an editable install reads them from the repository root.
+    for candidate in (_PACKAGE / "_data" / name, _PACKAGE.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(
+        f"the {name}/ folder is neither at {_PACKAGE / '_data' / name} (installed wheel) "
+        f"nor at {_PACKAGE.parent / name} (checkout): the installation is incomplete"
+    )
+
+
+def spec_dir() -> Path:
+    """The folder holding index.yaml, the area files and schema/."""
+    return _data_dir("spec")
+
+
+def fixtures_dir() -> Path:
+    """The folder holding fake products, scenario scripts and known-bad adapters."""
+    return _data_dir("fixtures")
+
+
+def project_tests_dir() -> Path | None:
+    """The project's own ``tests/``: only in a checkout, where spec/ is read beside the package."""
+    root = PACKAGE.parent
+    if spec_dir() != root / "spec" or not (root / "tests").is_dir():
+        return None
+    return root / "tests"
+
+
+def installed_package() -> Path | None:
+    """The package folder when the suite runs from an installed wheel (it ships its data under
+    _data), None in a checkout or an editable install, where the data is the project's own."""
+    return _PACKAGE if (_PACKAGE / "_data").is_dir() else None
+
+
+def inside_installed_package(path: Path) -> bool:
+    """Whether writing to ``path`` would change the installed suite itself."""
+    package = installed_package()
+    return package is not None and path.resolve().is_relative_to(package.resolve())

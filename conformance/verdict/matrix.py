@@ -1,0 +1,177 @@
+"""The conformance matrix: the reports of several implementations as one requirement ×
+implementation table, with each column's provenance (suite, spec and implementation versions,
+date, exit status) — Markdown for a pull request or a CI step summary, and a static HTML page
+with filters by area, level and status and links into the contract document."""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.spec import Spec, load_spec, schema_validator
+from conformance.spec.links import DOCUMENT, requirement_url
+
+SYMBOLS = {
+    "passed": "✅ passed",
+    "violated": "❌ violated",
+    "expected-failure": "⚠️ expected failure",
+    "not-testable": "➖ not testable",
+    "not-applicable": "· not applicable",
+    "absent": "? not in report",
+}
+
+
+class MatrixError(ValueError):
+    """A report cannot be read; the message names the file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """One implementation: its report and where it came from."""
+
+    file: str
+    report: dict[str, Any]
+
+    @property
+    def title(self) -> str:
+        declaration = self.report["adapter"]["declaration"] or {}
+        implementation = declaration.get("implementation")
+        if implementation:
+            return f"{implementation['name']} {implementation['version']}"
+        return str(self.report["adapter"]["impl"])
+
+    @property
+    def provenance(self) -> str:
+        run = self.report["run"]
+        return (
+            f"impl {self.report['adapter']['impl']}; suite {self.report['suite']['version']}; "
+            f"spec {self.report['spec_version']}; {run['date']}; exit {run['exit_status']} ({run['verdict']})"
+        )
+
+    def status(self, rid: str) -> tuple[str, str]:
+        for req in self.report["requirements"]:
+            if req["id"] == rid:
+                return req["status"], req["reason"]
+        return "absent", "the report does not list this requirement (another spec version?)"
+
+
+def load_reports(paths: list[Path], spec: Spec) -> list[Column]:
+    """Read and validate each report (spec/schema/report.json); name the file of any bad one."""
+    validator = schema_validator(spec.root, "report")
+    columns = []
+    for path in paths:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise MatrixError(f"{path}: cannot read a JSON report: {exc}") from None
+        for error in validator.iter_errors(data):
+            where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+            raise MatrixError(f"{path}: not a conformance report: {where}: {error.message}")
+        columns.append(Column(str(path), data))
+    if not columns:
+        raise MatrixError("give at least one report")
+    return columns
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _rows(spec: Spec) -> list[tuple[str, str, str, str]]:
+    return [(req.id, req.area, req.level, req.title) for req in spec.requirements()]
+
+
+def markdown(columns: list[Column], spec: Spec, docs: str = DOCUMENT) -> str:
+    lines = [
+        f"## Conformance matrix: {len(columns)} implementation(s), spec {spec.version}",
+        "",
+        *(f"- **{c.title}**: {c.provenance}" for c in columns),
+        "",
+        "| requirement | level | title | " + " | ".join(_cell(c.title) for c in columns) + " |",
+        "|---|---|---|" + "---|" * len(columns),
+    ]
+    for rid, _area, level, title in _rows(spec):
+        cells = " | ".join(SYMBOLS[c.status(rid)[0]] for c in columns)
+        cell_title = title.replace("|", "\\|")
+        lines.append(f"| [{rid}]({requirement_url(rid, docs)}) | {level} | {cell_title} | {cells} |")
+    return "\n".join(lines) + "\n"
+
+
+_SCRIPT = """
+const filters = ['area', 'level', 'status'].map(name => document.getElementById('filter-' + name));
+function apply() {
+  const [area, level, status] = filters.map(f => f.value);
+  let shown = 0;
+  for (const row of document.querySelectorAll('tbody tr')) {
+    const statuses = row.dataset.statuses.split(' ');
+    const visible = (!area || row.dataset.area === area) && (!level || row.dataset.level === level)
+      && (!status || statuses.includes(status));
+    row.hidden = !visible;
+    if (visible) shown += 1;
+  }
+  document.getElementById('shown').textContent = String(shown);
+}
+filters.forEach(f => f.addEventListener('change', apply));
+apply();
+"""
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 1.5rem; }
+table { border-collapse: collapse; font-size: 0.9rem; }
+th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; }
+thead th { position: sticky; top: 0; background: #f6f6f6; }
+td.passed { background: #e8f5e9; } td.violated { background: #ffebee; }
+td.expected-failure { background: #fff8e1; } td.not-testable, td.not-applicable, td.absent { color: #666; }
+label { margin-right: 1rem; }
+"""
+
+
+def html_page(columns: list[Column], spec: Spec, docs: str = DOCUMENT) -> str:
+    """A self-contained page (no external resources), its filters in a few lines of script."""
+    esc = html.escape
+    areas = sorted({area for _, area, _, _ in _rows(spec)})
+
+    def options(name: str, values: list[str]) -> str:
+        items = "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in values)
+        return f'<label>{name} <select id="filter-{name}"><option value="">all</option>{items}</select></label>'
+
+    head = "".join(f'<th title="{esc(c.provenance)}">{esc(c.title)}</th>' for c in columns)
+    body = []
+    for rid, area, level, title in _rows(spec):
+        statuses = [c.status(rid) for c in columns]
+        cells = "".join(f'<td class="{s}" title="{esc(reason)}">{esc(SYMBOLS[s])}</td>' for s, reason in statuses)
+        body.append(
+            f'<tr id="row-{rid}" data-area="{esc(area)}" data-level="{level}" '
+            f'data-statuses="{" ".join(s for s, _ in statuses)}">'
+            f'<td><a href="{esc(requirement_url(rid, docs))}">{rid}</a></td><td>{esc(area)}</td><td>{level}</td>'
+            f"<td>{esc(title)}</td>{cells}</tr>"
+        )
+    provenance = "".join(f"<li><strong>{esc(c.title)}</strong>: {esc(c.provenance)}</li>" for c in columns)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>Conformance matrix, spec {esc(spec.version)}</title><style>{_STYLE}</style></head><body>"
+        f"<h1>Subagent result contract: conformance matrix</h1><p>Spec {esc(spec.version)}; "
+        f"{len(columns)} implementation(s):</p><ul>{provenance}</ul>"
+        f"<p>{options('area', areas)}{options('level', ['MUST', 'SHOULD'])}"
+        f"{options('status', [s for s in SYMBOLS if s != 'absent'])}"
+        f' <span id="shown"></span> requirement(s) shown</p>'
+        f"<table><thead><tr><th>requirement</th><th>area</th><th>level</th><th>title</th>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table><script>{_SCRIPT}</script></body></html>\n"
+    )
+
+
+def render(paths: list[Path], markdown_out: Path | None, html_out: Path | None, docs: str = DOCUMENT) -> str:
+    """Write the outputs asked for; return the Markdown (printed when no output file is given)."""
+    spec = load_spec()
+    columns = load_reports(paths, spec)
+    text = markdown(columns, spec, docs)
+    if markdown_out is not None:
+        markdown_out.parent.mkdir(parents=True, exist_ok=True)
+        markdown_out.write_text(text, encoding="utf-8")
+    if html_out is not None:
+        html_out.parent.mkdir(parents=True, exist_ok=True)
+        html_out.write_text(html_page(columns, spec, docs), encoding="utf-8")
+    return text

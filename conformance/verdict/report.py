@@ -1,0 +1,164 @@
+"""The conformance report: per test and per requirement, what a run showed about an adapter.
+
+Requirement IDs travel with each test report as the ``requirements`` user property, so
+the report (and JUnit XML) is right under pytest-xdist too.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import conformance
+from conformance.spec import Requirement, Spec
+
+NOT_APPLICABLE = "not applicable: "
+REQUIREMENTS_PROPERTY = "requirements"  # what a test checks: its markers
+BLAMED_PROPERTY = "blamed"  # what a failure shows: the run's one attribution (conformance/verdict/blame.py)
+FAILURE_ATTRIBUTE = "conformance_failure"  # a report attribute (JSON text) that survives pytest-xdist
+EXPECTED_ATTRIBUTE = "conformance_expected"  # likewise: the expected-failure entry that covered a failure
+
+
+def requirement_ids(report: pytest.TestReport, name: str = REQUIREMENTS_PROPERTY) -> list[str]:
+    for key, value in report.user_properties:
+        if key == name:
+            return str(value).split()
+    return []
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+@dataclass
+class Recorder:
+    """Collects test outcomes as reports arrive (on the xdist controller, or in-process)."""
+
+    tests: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def add(self, report: pytest.TestReport) -> None:
+        entry = self.tests.setdefault(
+            report.nodeid, {"nodeid": report.nodeid, "outcome": "passed", "requirements": requirement_ids(report)}
+        )
+        failure = getattr(report, FAILURE_ATTRIBUTE, None)
+        if failure is not None:
+            details = json.loads(failure)
+            entry["blamed"] = requirement_ids(report, BLAMED_PROPERTY)
+            entry["attribution"] = details["attribution"]
+            entry["failures"] = details["failures"]
+        if report.failed:
+            entry["outcome"] = "failed" if report.when == "call" else "error"
+            entry["message"] = _message(entry, report)
+        elif report.skipped and hasattr(report, "wasxfail"):
+            entry["outcome"] = "expected-failure"
+            entry["message"] = str(report.wasxfail)
+            if (covering := getattr(report, EXPECTED_ATTRIBUTE, None)) is not None:
+                entry["expected"] = json.loads(covering)
+        elif report.skipped:
+            reason = _skip_reason(report)
+            entry["outcome"] = "not-applicable" if reason.startswith(NOT_APPLICABLE) else "skipped"
+            entry["message"] = reason.removeprefix(NOT_APPLICABLE)
+
+    def report(self, spec: Spec, impl: str, declaration: dict[str, Any] | None, run: dict[str, Any]) -> dict[str, Any]:
+        """Each requirement's one status (ADP-022): *violated* when an unexpected failure is blamed
+        on it, whatever the markers of the failing test; *passed* when a test that checks it passed."""
+        by_requirement: dict[str, list[dict[str, Any]]] = {}
+        blamed_on: dict[str, list[dict[str, Any]]] = {}
+        for test in self.tests.values():
+            for rid in test["requirements"]:
+                by_requirement.setdefault(rid, []).append(test)
+            for rid in test.get("blamed", ()):
+                blamed_on.setdefault(rid, []).append(test)
+        requirements = [
+            _requirement_status(req, by_requirement.get(req.id, []), blamed_on.get(req.id, []))
+            for req in spec.requirements()
+        ]
+        summary = {s: sum(r["status"] == s for r in requirements) for s in STATUSES}
+        return {
+            "suite": {"name": "subagent-conformance", "version": conformance.__version__},
+            "spec_version": spec.version,
+            "adapter": {"impl": impl, "declaration": declaration},
+            "run": run,
+            "summary": summary,
+            "requirements": requirements,
+            "tests": sorted(self.tests.values(), key=lambda t: t["nodeid"]),
+        }
+
+
+STATUSES = ("passed", "violated", "expected-failure", "not-testable", "not-applicable")
+
+
+def _requirement_status(req: Requirement, tests: list[dict[str, Any]], shown: list[dict[str, Any]]) -> dict[str, Any]:
+    outcomes = {t["outcome"] for t in tests}
+    failing = [t for t in shown if t["outcome"] in ("failed", "error")]
+    expected = [t for t in shown if t["outcome"] == "expected-failure"]
+    extra: dict[str, Any] = {}
+    if failing:
+        status, reason = "violated", f"{len(failing)} failing test(s) show it"
+    elif expected:
+        status, reason = "expected-failure", expected[0]["message"]
+        extra["expected"] = expected[0].get("expected", {"reason": expected[0]["message"]})
+    elif "passed" in outcomes:
+        status, reason = "passed", "a test that checks it passed; no failure shows it"
+    elif outcomes & {"failed", "error", "expected-failure"}:
+        others = sorted({rid for t in tests for rid in t.get("blamed", ())} - {req.id})
+        status = "not-testable"
+        reason = f"its tests stopped on failures of other requirements ({', '.join(others) or 'none'})"
+    elif req.excluded:
+        status, reason = "not-testable", "excluded in the spec: " + " ".join(req.excluded.split())
+    elif not tests:
+        status, reason = "not-testable", "no test of this run checks it"
+    elif "skipped" in outcomes:
+        status, reason = "not-testable", "its tests could not run here"
+    else:
+        status, reason = "not-applicable", "the adapter does not claim what its tests need"
+    return {
+        "id": req.id,
+        "level": req.level,
+        "title": req.title,
+        "status": status,
+        "reason": reason,
+        "tests": sorted({t["nodeid"] for t in [*tests, *shown]}),
+        **extra,
+    }
+
+
+def verdict(summary: dict[str, int], exit_status: int) -> str:
+    """One word for the run that agrees with its exit status."""
+    if exit_status == int(pytest.ExitCode.USAGE_ERROR):
+        return "usage-error"
+    if summary["violated"]:
+        return "violated"
+    if exit_status != 0:
+        return "incomplete"  # e.g. a stale expected failure, an interrupted run, a suite error
+    return "conforms-with-expected-failures" if summary["expected-failure"] else "conforms"
+
+
+def _message(entry: dict[str, Any], report: pytest.TestReport) -> str:
+    """One line: what the failure shows, by requirement, and its first located difference (or the
+    error an adapter raised), else pytest's first error line."""
+    if entry.get("attribution") == "exact":
+        first = entry["failures"][0]
+        shown = ", ".join(dict.fromkeys(r["id"] for f in entry["failures"] for r in f["requirements"]))
+        where = f" (operation {first['operation']})" if first.get("operation") else ""
+        detail = " ".join(str(first.get("difference", "")).split())
+        return f"violates {shown}{where}" + (f": {detail}" if detail else "")[:400]
+    return _first_line(report.longreprtext)
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.startswith("E "):
+            return line[1:].strip()[:500]
+    return (text.strip().splitlines() or [""])[-1][:500]
+
+
+def write_json(path: Path, report: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

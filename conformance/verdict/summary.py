@@ -1,0 +1,107 @@
+"""The Markdown summary of a run, fit for a CI step summary: a header that agrees with the exit
+status, the violated requirements once each as links, the failing tests once each with what they
+show, and the expected failures with their reasons and links."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.spec.links import DOCUMENT, requirement_url
+
+_MOST = 40  # rows per section before the rest is left to the JSON report
+
+_HEADLINES = {
+    "conforms": "conforms",
+    "conforms-with-expected-failures": "conforms, with known gaps listed as expected failures",
+    "violated": "**violates the contract**",
+    "incomplete": "**run failed** (see the exit status and the log)",
+    "usage-error": "**usage error**: the suite did not run",
+}
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _link(rid: str, base: str) -> str:
+    return f"[{rid}]({requirement_url(rid, base)})"
+
+
+def _capped(rows: list[str], what: str) -> list[str]:
+    if len(rows) <= _MOST:
+        return rows
+    return [*rows[:_MOST], f"| … | {len(rows) - _MOST} more {what} in the JSON report | |"]
+
+
+def markdown_summary(report: dict[str, Any], docs: str = DOCUMENT) -> str:
+    run, summary, adapter = report["run"], report["summary"], report["adapter"]
+    declaration = adapter["declaration"] or {}
+    implementation = declaration.get("implementation")
+    lines = [
+        f"## Subagent result contract: `{adapter['impl']}` {_HEADLINES[run['verdict']]}",
+        "",
+        f"Exit status {run['exit_status']}. Suite {report['suite']['version']}, spec {report['spec_version']}"
+        + (f", implementation {implementation['name']} {implementation['version']}" if implementation else "")
+        + f", {run['date']}.",
+    ]
+    if run.get("error"):
+        lines += ["", "```text", run["error"], "```"]
+        return "\n".join(lines) + "\n"
+    claims = [
+        f"bindings {', '.join(declaration.get('bindings', [])) or 'none'}",
+        f"providers {', '.join(f'{k} {v}' for k, v in declaration.get('providers', {}).items()) or 'none'}",
+        f"process drivers {', '.join(declaration.get('process_drivers', [])) or 'none'}",
+    ]
+    lines += [
+        f"Claims: {'; '.join(claims)}.",
+        "",
+        "| " + " | ".join(summary) + " |",
+        "|" + "---|" * len(summary),
+        "| " + " | ".join(str(n) for n in summary.values()) + " |",
+        "",
+    ]
+    violated = [r for r in report["requirements"] if r["status"] == "violated"]
+    if violated:
+        lines += [
+            "### Violated requirements",
+            "",
+            "| requirement | level | title | failing tests |",
+            "|---|---|---|---|",
+        ]
+        rows = [
+            f"| {_link(r['id'], docs)} | {r['level']} | {_cell(r['title'])} | {r['reason'].split()[0]} |"
+            for r in violated
+        ]
+        lines += [*_capped(rows, "requirements"), ""]
+    failing = [t for t in report["tests"] if t["outcome"] in ("failed", "error")]
+    if failing:
+        lines += ["### Failing tests", "", "| test | shows | |", "|---|---|---|"]
+        rows = [
+            f"| `{_cell(t['nodeid'])}` | {', '.join(_link(rid, docs) for rid in t.get('blamed', [])) or '-'} | "
+            f"{_cell(t.get('message', ''))[:200]} |"
+            for t in failing
+        ]
+        lines += [*_capped(rows, "tests"), ""]
+    gaps = [r for r in report["requirements"] if r["status"] == "expected-failure"]
+    if gaps:
+        lines += [
+            "### Expected failures (known gaps)",
+            "",
+            "| requirement | title | reason | link |",
+            "|---|---|---|---|",
+        ]
+        for r in gaps:
+            entry = r.get("expected", {})
+            link = entry.get("link")
+            lines.append(
+                f"| {_link(r['id'], docs)} | {_cell(r['title'])} | {_cell(entry.get('reason', r['reason']))} | "
+                f"{f'[{link}]({link})' if link else '-'} |"
+            )
+        lines.append("")
+    for title, key in (
+        ("Stale expected failures", "stale_expected_failures"),
+        ("Unused expected failures", "unused_expected_failures"),
+    ):
+        if run.get(key):
+            lines += [f"### {title}", "", *(f"- {_cell(line)}" for line in run[key]), ""]
+    return "\n".join(lines)
