@@ -95,9 +95,15 @@ def _summary(child_id: str, stop_reason: str) -> str:
 
 
 def _bound_summary(summary: str) -> str:
-    if len(summary) <= _SUMMARY_MAX_CHARS:
+    """Upstream counts UTF-16 code units; a pair the cut would split is left out whole, since a
+    lone surrogate is not text a UTF-8 transport can carry."""
+    units = summary.encode("utf-16-le", "surrogatepass")
+    if len(units) <= 2 * _SUMMARY_MAX_CHARS:
         return summary
-    return summary[: _SUMMARY_MAX_CHARS - 1] + "…"
+    kept = units[: 2 * (_SUMMARY_MAX_CHARS - 1)].decode("utf-16-le", "surrogatepass")
+    if "\ud800" <= kept[-1] <= "\udbff":
+        kept = kept[:-1]
+    return kept + "…"
 
 
 def settlement_notice(request: Json) -> Json:
