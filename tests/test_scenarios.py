@@ -119,3 +119,12 @@ def test_a_startup_rejections_row_must_exist_and_fit(
     assert (problem.line, problem.field.rsplit(".", 1)[-1]) == (line, key), problem
     assert problem.field.endswith(f".expect.start.rejected.{key}"), problem.field
     assert problem.message.endswith(complaint), problem.message
+
+
+def test_an_unawaited_server_request_is_named(tmp_path: Path) -> None:
+    """A fake that ends right after a server request loses a reply that comes late: the run's
+    reply check would then depend on scheduling (the unsupported-server-request flake)."""
+    file, line = broken(tmp_path, r"^ *- \{await: \{id: 7\}, within_ms: 10000\}\n", "", product="codex")
+    [problem] = problems(SPEC, file)
+    assert problem.line == line - 1 and re.fullmatch(r"scenarios\[\d+\]\.actions\[\d+\]", problem.field)
+    assert problem.message.startswith("the server request 7 is not awaited")

@@ -41,6 +41,9 @@ class Problem:
 
     requirements: tuple[str, ...]
     message: str
+    # What the rule wanted and what was found, where the difference is not in the outcome (a
+    # frame or reply on the wire): a failure whose outcomes are equal shows these instead.
+    values: tuple[Any, Any] | None = None
 
 
 @dataclass

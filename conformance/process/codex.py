@@ -130,7 +130,11 @@ class ProcessOracle:
             if [m for m in methods if m != interrupt] != [m for m in scenario.expect["frames"] if m != interrupt]:
                 owner = ("CDX-053",)
             problems.append(
-                Problem(owner, f"the provider wrote {methods}, the scenario expects {scenario.expect['frames']}")
+                Problem(
+                    owner,
+                    f"the provider wrote {methods}, the scenario expects {scenario.expect['frames']}",
+                    (scenario.expect["frames"], methods),
+                )
             )
         ids = [frame["id"] for frame in sent if "id" in frame]
         if len(ids) != len(set(map(json.dumps, ids))):
@@ -147,6 +151,7 @@ class ProcessOracle:
                     Problem(
                         owners.get(frame["method"], ("CDX-053",)),
                         f"the provider wrote {json.dumps(frame)}; client_frames says {json.dumps(expected)}",
+                        (expected, shape),
                     )
                 )
             row = self.frames[frame["method"]]
@@ -204,6 +209,7 @@ class ProcessOracle:
                     Problem(
                         ("CDX-031",) if not answers else ("CDX-035",),
                         f"request {frame['id']!r} ({frame['method']}) got {len(answers)} replies: {answers}",
+                        ({"replies to request": frame["id"], "count": 1}, {"replies": answers, "count": len(answers)}),
                     )
                 )
                 continue
@@ -217,6 +223,7 @@ class ProcessOracle:
                     Problem(
                         tuple(rows[0]["covers"]),
                         f"request {frame['id']!r} ({rows[0]['name']}) was answered {answer}, the row says {want}",
+                        (want, got),
                     )
                 )
             elif answer.get("jsonrpc") != "2.0":

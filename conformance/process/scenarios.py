@@ -81,6 +81,7 @@ def load_scenarios(spec: Spec, file: Path) -> list[Scenario]:
                         Problem(str(file), located.line_of(where), format_path(where), f"unknown canary site {site!r}")
                     )
             problems += _rejection_row_problems(spec, data["product"], item, located, str(file), path)
+            problems += _unawaited_request_problems(item, located, str(file), path)
     if problems:
         raise SpecError(problems)
     return [
@@ -100,6 +101,36 @@ def load_scenarios(spec: Spec, file: Path) -> list[Scenario]:
         )
         for index, item in enumerate(data["scenarios"])
     ]
+
+
+def _unawaited_request_problems(
+    item: Json, located: Located, file: str, path: tuple[str | int, ...]
+) -> list[Problem]:
+    """A server request the fake sends has its reply checked (CDX-031), and a reply is recorded
+    only while the fake lives: so the script awaits it, bounded, before it goes on or ends.
+    Otherwise whether the reply is seen depends on how fast the provider runs."""
+    problems = []
+    actions = item["actions"]
+    for index, action in enumerate(actions):
+        frame = action.get("out")
+        if not (isinstance(frame, dict) and "id" in frame and "method" in frame):
+            continue
+        awaited = any(
+            later.get("await") == {"id": frame["id"]} and "within_ms" in later for later in actions[index + 1 :]
+        )
+        if not awaited:
+            where = (*path, "actions", index)
+            problems.append(
+                Problem(
+                    file,
+                    located.line_of(where),
+                    format_path(where),
+                    f"the server request {frame['id']!r} is not awaited: add "
+                    f"{{await: {{id: {frame['id']}}}, within_ms: 10000}} after it, so that its reply is "
+                    "recorded however slowly the provider runs",
+                )
+            )
+    return problems
 
 
 @dataclass

@@ -262,6 +262,12 @@ def failure(
     actual = [outcomes[i] for i in failing]
     want, got = (expected[0], actual[0]) if len(failing) == 1 else (expected, actual)
     lines = [f"{'' if single else f'run {i}: '}{p.message} [{', '.join(p.requirements)}]" for i, p in problems]
+    shown = [p.values for _, p in problems if p.values is not None]
+    if _same_outcome(want, got) and shown:
+        # The outcome is as the spec renders it: what differs is on the wire, so show that.
+        sections = {"outcome (as the spec renders it)": dump(got), **sections}
+        want, got = (shown[0][0], shown[0][1]) if len(shown) == 1 else ([w for w, _ in shown], [g for _, g in shown])
+        lines.append("where: not in the outcome, which is as the spec renders it, but in what the provider wrote")
     return Violation(
         blamed(p for _, p in problems),
         operation=TIERS[planned[0].scenario.product].operation,
@@ -270,6 +276,18 @@ def failure(
         actual=got,
         detail="\n".join([*lines, *(f"where: {d}" for d in [difference(want, got)] if d)]),
         sections=sections,
+    )
+
+
+def _same_outcome(want: Json, got: Json) -> bool:
+    """Whether an actual outcome is one the expectation (a part, or its "one of" variants) allows."""
+    if isinstance(want, list) and isinstance(got, list):
+        return len(want) == len(got) and all(_same_outcome(w, g) for w, g in zip(want, got, strict=True))
+    if not (isinstance(want, dict) and isinstance(got, dict)) or want.keys() != got.keys():
+        return bool(want == got)
+    return all(
+        got[key] in part["one of"] if isinstance(part, dict) and set(part) == {"one of"} else got[key] == part
+        for key, part in want.items()
     )
 
 
