@@ -25,7 +25,7 @@ from conformance.harness import profiles
 from conformance.harness.adapter import Adapter, AdapterUsageError, load_adapter
 from conformance.spec import Spec, SpecError, load_spec
 from conformance.spec.resources import PACKAGE, project_tests_dir
-from conformance.verdict import operations
+from conformance.verdict import advisories, operations
 from conformance.verdict.blame import blamed_requirements, failure_records
 from conformance.verdict.coverage import GATE_KEY, RequirementGate
 from conformance.verdict.expected_failures import ExpectedFailures, load_entries
@@ -87,10 +87,14 @@ class ConformanceSession:
             return (yield)
         previous = settings.get_current_profile_name()
         profiles.load(self.profile)
+        found: list[dict[str, Any]] = []
         try:
-            return (yield)
+            with advisories.collecting() as found:
+                return (yield)
         finally:
             settings.load_profile(previous)
+            if found:  # SHOULDs found unmet: they travel with the test's reports (advisories.py)
+                item.user_properties.append((advisories.ADVISORIES_PROPERTY, advisories.as_property(found)))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -174,6 +178,15 @@ class ConformanceSession:
             terminalreporter.section("not applicable (unclaimed by the adapter; not counted as passed)")
             for reason, count in sorted(counts.items()):
                 terminalreporter.line(f"{count:5d}  {reason}")
+        unmet = {
+            rid: sum(rid in advisories.advised(t) for t in self.recorder.tests.values())
+            for rid in sorted({rid for t in self.recorder.tests.values() for rid in advisories.advised(t)})
+        }
+        if unmet:
+            terminalreporter.section("SHOULD requirements not met (reported; they do not decide the verdict)")
+            for rid, count in unmet.items():
+                req = self.spec.requirement(rid)
+                terminalreporter.line(f"  {rid} {req.title}: {count} test(s), details in the JSON report")
         if self.stale:
             terminalreporter.section("stale expected failures (they fail the run)")
             for line in self.stale:

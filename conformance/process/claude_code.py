@@ -190,6 +190,11 @@ def allowed_outcomes(spec: Spec, scenario: Scenario, run: Json) -> dict[str, lis
     }
 
 
+def advised_outcomes(spec: Spec, scenario: Scenario, run: Json) -> dict[str, list[tuple[Json, tuple[str, ...]]]]:
+    """No allowed Claude Code outcome leaves a SHOULD unmet."""
+    return {}
+
+
 # --------------------------------------------------------------------------- what the provider sent
 
 

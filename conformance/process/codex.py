@@ -26,6 +26,12 @@ Json = Any
 PRODUCT = "codex"
 # The mode the examples of table client_frames are written for (its description says so).
 EXAMPLE_MODE = "never"
+INTERRUPT = "turn/interrupt"
+# How a fake app-server dies of its teardown: SIGTERM, or SIGKILL after the grace when it ignores
+# SIGTERM (CDX-066): the outcomes a teardown line may show when nothing was observed before it.
+TERMINATION_SIGNALS = ("SIGTERM", "SIGKILL")
+# The SHOULD an omitted exit, that came before rollback began, leaves unmet (CDX-062 allows it).
+OBSERVE_EXIT = ("CDX-076",)
 
 
 class ProcessOracle:
@@ -51,11 +57,21 @@ class ProcessOracle:
 
     def allowed(self, scenario: Scenario, run: Json) -> dict[str, list[Json]]:
         """Every outcome part the spec allows for this run ($env in the expectation is the run's)."""
+        return {part: [option for option, _ in options] for part, options in self.options(scenario, run).items()}
+
+    def advised(self, scenario: Scenario, run: Json) -> dict[str, list[tuple[Json, tuple[str, ...]]]]:
+        """The allowed options that leave a SHOULD unmet, with its IDs, by part."""
+        options = self.options(scenario, run)
+        return {part: [(o, ids) for o, ids in found if ids] for part, found in options.items()}
+
+    def options(self, scenario: Scenario, run: Json) -> dict[str, list[tuple[Json, tuple[str, ...]]]]:
+        """Each part's allowed options, the spec's own first, each with the SHOULDs it leaves unmet."""
         expect = substitute(scenario.expect, {"env": run["env"]})
+        spawned = scenario.run.get("executable", "fake") == "fake"
         return {
-            "start": self.start(expect["start"]),
-            "result": self.result(expect.get("result"), run["mode"]),
-            "dispose": self.dispose(expect.get("dispose")),
+            "start": self.start(expect["start"], spawned),
+            "result": [(r, ()) for r in self.result(expect.get("result"), run["mode"])],
+            "dispose": [(d, ()) for d in self.dispose(expect.get("dispose"))],
         }
 
     def failure_line(self, failure: Json, *, with_outcome: bool = True) -> str:
@@ -74,18 +90,44 @@ class ProcessOracle:
             lines.append(self.failure_line(failure, with_outcome=False))
         return lines
 
-    def start(self, expected: Json) -> list[Json]:
-        """The start() settlements the spec allows."""
+    def observed(self, failure: Json) -> list[tuple[str, tuple[str, ...]]]:
+        """A line of a startup rejection with the outcome of the exit that came before rollback,
+        and without it: the provider shows what it has observed (CDX-062), and may not have
+        observed the exit yet, which leaves CDX-076 unmet."""
+        lines: list[tuple[str, tuple[str, ...]]] = [(line, ()) for line in self.lines(failure)]
+        if {"exitCode", "signal"} & set(failure) and not failure.get("outcome_optional"):
+            lines.append((self.failure_line(failure, with_outcome=False), OBSERVE_EXIT))
+        return lines
+
+    def teardown(self, failure: Json, spawned: bool) -> list[tuple[str, tuple[str, ...]]]:
+        """A teardown line after a failed wait for the tree (CDX-063, CDX-067): with the outcome
+        observed before the teardown; with none observed, without an outcome, or with the one the
+        teardown's own termination caused, which the wait (performed, then failed: the tree_wait
+        fault) may have observed (CDX-062 lets it appear there)."""
+        if {"exitCode", "signal"} & set(failure):
+            return self.observed(failure)
+        lines: list[tuple[str, tuple[str, ...]]] = [(line, ()) for line in self.lines(failure)]
+        if spawned:
+            lines += [(self.failure_line({**failure, "signal": s}), ()) for s in TERMINATION_SIGNALS]
+        return lines
+
+    def start(self, expected: Json, spawned: bool = True) -> list[tuple[Json, tuple[str, ...]]]:
+        """The start() settlements the spec allows, each with the SHOULDs it leaves unmet."""
         if expected == "published":
-            return [{"published": True}]
+            return [({"published": True}, ())]
         rejected = expected["rejected"]
         if "plain" in rejected:
-            return [{"rejected": self.startup_rows[rejected["plain"]]["plain_error"]}]
-        texts = [self.prefix + line for line in self.lines(rejected["startup"])]
+            return [({"rejected": self.startup_rows[rejected["plain"]]["plain_error"]}, ())]
+        texts = [(self.prefix + line, ids) for line, ids in self.observed(rejected["startup"])]
         if "teardown" in rejected:
-            teardowns = [self.prefix + line for line in self.lines(rejected["teardown"])]
-            texts = [AGGREGATE_SEPARATOR.join(pair) for pair in itertools.product(texts, teardowns)]
-        return [{"rejected": text} for text in texts]
+            teardowns = [(self.prefix + line, ids) for line, ids in self.teardown(rejected["teardown"], spawned)]
+            # An exit the startup line showed was observed: the teardown line shows it too.
+            texts = [
+                (startup + AGGREGATE_SEPARATOR + teardown, tuple(dict.fromkeys((*a, *b))))
+                for (startup, a), (teardown, b) in itertools.product(texts, teardowns)
+                if a or not b
+            ]
+        return [({"rejected": text}, ids) for text, ids in texts]
 
     def result(self, expected: Json | None, mode: str) -> list[Json | None]:
         """The SubagentResults the spec allows (None when start() rejects)."""
@@ -105,12 +147,17 @@ class ProcessOracle:
         ]
 
     def dispose(self, expected: list[Json] | None) -> list[list[Json]]:
+        """The dispose() settlements allowed: a rejection's teardown line as :meth:`teardown` allows,
+        the same text each time (CDX-068)."""
         if expected is None:
             return [[]]
+        if all(s == expected[0] for s in expected) and expected[0] != "resolved":
+            lines = [line for line, _ in self.teardown(expected[0]["rejected"], spawned=True)]
+            return [[{"rejected": self.prefix + line}] * len(expected) for line in lines]
         options = [
             [{"resolved": True}]
             if s == "resolved"
-            else [{"rejected": self.prefix + line} for line in self.lines(s["rejected"])]
+            else [{"rejected": self.prefix + line} for line, _ in self.teardown(s["rejected"], spawned=True)]
             for s in expected
         ]
         return [list(pair) for pair in itertools.product(*options)]
@@ -124,11 +171,9 @@ class ProcessOracle:
         sent = [line["stdin"] for line in record if "stdin" in line and "method" in line["stdin"]]
         problems = []
         methods = [frame.get("method") for frame in sent]
-        if methods != scenario.expect["frames"]:
-            interrupt = "turn/interrupt"
-            owner = ("CDX-017",) if (interrupt in methods) != (interrupt in scenario.expect["frames"]) else ("CDX-053",)
-            if [m for m in methods if m != interrupt] != [m for m in scenario.expect["frames"] if m != interrupt]:
-                owner = ("CDX-053",)
+        if methods not in self.frame_sequences(scenario):
+            others = [m for m in methods if m != INTERRUPT]
+            owner = ("CDX-017",) if others == [m for m in scenario.expect["frames"] if m != INTERRUPT] else ("CDX-053",)
             problems.append(
                 Problem(
                     owner,
@@ -161,6 +206,26 @@ class ProcessOracle:
                     Problem(("CDX-053",), f"{frame['method']} is a {row['kind']}, but its id is {frame.get('id')!r}")
                 )
         return problems
+
+    def frame_sequences(self, scenario: Scenario) -> list[list[str]]:
+        """The frame sequences the scenario allows: its own, and, once the fake committed a turn
+        and no interrupt is expected, the same ended by one turn/interrupt, which CDX-017's
+        decision lets dispose() send after the turn settled (upstream does, out-of-process.ts:242-247)."""
+        expected = list(scenario.expect["frames"])
+        if INTERRUPT in expected or not self.commits_turn(scenario):
+            return [expected]
+        return [expected, [*expected, INTERRUPT]]
+
+    @staticmethod
+    def commits_turn(scenario: Scenario) -> bool:
+        """Whether the fake answers turn/start with a turn (the turn_start step, or its own response)."""
+        for action in scenario.actions:
+            out = action.get("out")
+            result = out.get("result") if isinstance(out, dict) else None
+            answered = isinstance(result, dict) and isinstance(result.get("turn"), dict)
+            if action.get("step") == "turn_start" or answered:
+                return True
+        return False
 
     def expected_frame(self, method: str | None, run: Json, thread_id: str, turn_id: str) -> Json | None:
         """The table's example frame with this run's values: cwd, mode fields, task, thread and turn ids."""
@@ -256,6 +321,10 @@ def generated_scenarios(spec: Spec) -> list[Scenario]:
 
 def allowed_outcomes(spec: Spec, scenario: Scenario, run: Json) -> dict[str, list[Json]]:
     return oracle(spec).allowed(scenario, run)
+
+
+def advised_outcomes(spec: Spec, scenario: Scenario, run: Json) -> dict[str, list[tuple[Json, tuple[str, ...]]]]:
+    return oracle(spec).advised(scenario, run)
 
 
 def protocol_problems(spec: Spec, planned: PlannedRun, record: list[Json]) -> list[Problem]:

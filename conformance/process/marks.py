@@ -21,7 +21,7 @@ from typing import Any
 from conformance.areas.claude_code.oracle import decide
 from conformance.process.blame import Context, category_owner
 from conformance.process.claude_code import CONTROL_SUBTYPES
-from conformance.process.codex import oracle
+from conformance.process.codex import OBSERVE_EXIT, oracle
 from conformance.process.owners import OWNERS, STARTUP_RULES
 from conformance.process.scenarios import DEFAULT_MODE, Scenario
 from conformance.process.tier import product_name
@@ -67,6 +67,9 @@ def checks(spec: Spec, scenario: Scenario) -> list[str]:
         found += [*owners.cancellation, *owners.permission_fact, *owners.permission_where, "DIA-014"]
         found += [c for c in owners.completed if c in ctx.covers] or list(owners.completed[:1])
     if scenario.product == "codex":
+        rejected = expect["start"]["rejected"] if isinstance(expect["start"], dict) else {}
+        if any({"exitCode", "signal"} & set(rejected.get(line, {})) for line in ("startup", "teardown")):
+            found += OBSERVE_EXIT  # a line without that exit is allowed, but reported
         if "frames" in expect:
             found += ["CDX-053", "CDX-054", "CDX-057", "CDX-017"]
         for frame in server_requests(scenario):

@@ -41,10 +41,12 @@ from conformance.process.scenarios import (
     substitute,
 )
 from conformance.spec import Spec
+from conformance.verdict.advisories import advise
 from conformance.verdict.blame import Violation, difference, dump
 
 Json = Any
 Allowed = dict[str, list[Json]]
+Advised = dict[str, list[tuple[Json, tuple[str, ...]]]]  # per part: allowed options leaving SHOULDs unmet
 
 # A batch's runs wait this long before acting, so that the fakes of one call provably overlap.
 OVERLAP_MS = 500
@@ -63,6 +65,9 @@ class ProductLayer(Protocol):
 
     def allowed_outcomes(self, spec: Spec, scenario: Scenario, run: Json) -> Allowed:
         """Each outcome part (start, result, dispose) as the spec renders it, with its allowed variants."""
+
+    def advised_outcomes(self, spec: Spec, scenario: Scenario, run: Json) -> Advised:
+        """The allowed outcome parts that leave a SHOULD unmet, with its IDs."""
 
     def protocol_problems(self, spec: Spec, planned: PlannedRun, record: list[Json]) -> list[Problem]:
         """Everything the provider wrote on the product's wire that the spec does not allow."""
@@ -303,6 +308,24 @@ def check_runs(spec: Spec, planned: list[PlannedRun], outcomes: list[Json], *, o
         problems += [(0, Problem(concurrency, p)) for p in overlap_problems(planned)]
     if problems:
         raise failure(spec, planned, outcomes, problems)
+    for run, outcome in zip(planned, outcomes, strict=True):
+        advise_run(spec, run, outcome)
+
+
+def advise_run(spec: Spec, planned: PlannedRun, outcome: Json) -> None:
+    """Report each part of an accepted outcome that leaves a SHOULD unmet (never a failure)."""
+    tier = TIERS[planned.scenario.product]
+    for part, options in tier.layer.advised_outcomes(spec, planned.scenario, planned.run).items():
+        for option, ids in options:
+            if outcome.get(part) == option:
+                advise(
+                    ids,
+                    operation=tier.operation,
+                    input={"runs": [planned.run]},
+                    expected=expected_outcome(spec, planned)[part],
+                    actual=option,
+                    detail=f"scenario {planned.scenario.name}: its {part} is allowed but leaves {', '.join(ids)} unmet",
+                )
 
 
 def product_name(spec: Spec, product: str) -> str:

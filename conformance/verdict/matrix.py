@@ -18,6 +18,7 @@ SYMBOLS = {
     "passed": "✅ passed",
     "violated": "❌ violated",
     "expected-failure": "⚠️ expected failure",
+    "not-met": "△ SHOULD not met",
     "not-testable": "➖ not testable",
     "not-applicable": "· not applicable",
     "absent": "? not in report",

@@ -15,6 +15,7 @@ import pytest
 
 import conformance
 from conformance.spec import Requirement, Spec
+from conformance.verdict.advisories import ADVISORIES_PROPERTY, advised
 
 NOT_APPLICABLE = "not applicable: "
 REQUIREMENTS_PROPERTY = "requirements"  # what a test checks: its markers
@@ -46,6 +47,9 @@ class Recorder:
         entry = self.tests.setdefault(
             report.nodeid, {"nodeid": report.nodeid, "outcome": "passed", "requirements": requirement_ids(report)}
         )
+        for key, value in report.user_properties:
+            if key == ADVISORIES_PROPERTY and (found := json.loads(str(value))):
+                entry[ADVISORIES_PROPERTY] = found
         failure = getattr(report, FAILURE_ATTRIBUTE, None)
         if failure is not None:
             details = json.loads(failure)
@@ -70,13 +74,18 @@ class Recorder:
         on it, whatever the markers of the failing test; *passed* when a test that checks it passed."""
         by_requirement: dict[str, list[dict[str, Any]]] = {}
         blamed_on: dict[str, list[dict[str, Any]]] = {}
+        advised_on: dict[str, list[dict[str, Any]]] = {}
         for test in self.tests.values():
             for rid in test["requirements"]:
                 by_requirement.setdefault(rid, []).append(test)
             for rid in test.get("blamed", ()):
                 blamed_on.setdefault(rid, []).append(test)
+            for rid in advised(test):
+                advised_on.setdefault(rid, []).append(test)
         requirements = [
-            _requirement_status(req, by_requirement.get(req.id, []), blamed_on.get(req.id, []))
+            _requirement_status(
+                req, by_requirement.get(req.id, []), blamed_on.get(req.id, []), advised_on.get(req.id, [])
+            )
             for req in spec.requirements()
         ]
         summary = {s: sum(r["status"] == s for r in requirements) for s in STATUSES}
@@ -91,10 +100,13 @@ class Recorder:
         }
 
 
-STATUSES = ("passed", "violated", "expected-failure", "not-testable", "not-applicable")
+# not-met: a SHOULD its tests found unmet (conformance/verdict/advisories.py); it never decides the verdict.
+STATUSES = ("passed", "violated", "expected-failure", "not-met", "not-testable", "not-applicable")
 
 
-def _requirement_status(req: Requirement, tests: list[dict[str, Any]], shown: list[dict[str, Any]]) -> dict[str, Any]:
+def _requirement_status(
+    req: Requirement, tests: list[dict[str, Any]], shown: list[dict[str, Any]], advised: list[dict[str, Any]]
+) -> dict[str, Any]:
     outcomes = {t["outcome"] for t in tests}
     failing = [t for t in shown if t["outcome"] in ("failed", "error")]
     expected = [t for t in shown if t["outcome"] == "expected-failure"]
@@ -104,6 +116,9 @@ def _requirement_status(req: Requirement, tests: list[dict[str, Any]], shown: li
     elif expected:
         status, reason = "expected-failure", expected[0]["message"]
         extra["expected"] = expected[0].get("expected", {"reason": expected[0]["message"]})
+    elif advised and req.level == "SHOULD":
+        status = "not-met"
+        reason = f"{len(advised)} test(s) found this SHOULD unmet (reported; it does not decide the verdict)"
     elif "passed" in outcomes:
         status, reason = "passed", "a test that checks it passed; no failure shows it"
     elif outcomes & {"failed", "error", "expected-failure"}:
@@ -124,7 +139,7 @@ def _requirement_status(req: Requirement, tests: list[dict[str, Any]], shown: li
         "title": req.title,
         "status": status,
         "reason": reason,
-        "tests": sorted({t["nodeid"] for t in [*tests, *shown]}),
+        "tests": sorted({t["nodeid"] for t in [*tests, *shown, *advised]}),
         **extra,
     }
 

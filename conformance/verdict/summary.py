@@ -82,6 +82,19 @@ def markdown_summary(report: dict[str, Any], docs: str = DOCUMENT) -> str:
             for t in failing
         ]
         lines += [*_capped(rows, "tests"), ""]
+    unmet = [r for r in report["requirements"] if r["status"] == "not-met"]
+    if unmet:
+        lines += [
+            "### SHOULD requirements not met (reported; they do not decide the verdict)",
+            "",
+            "| requirement | title | |",
+            "|---|---|---|",
+            *_capped(
+                [f"| {_link(r['id'], docs)} | {_cell(r['title'])} | {_cell(r['reason'])} |" for r in unmet],
+                "requirements",
+            ),
+            "",
+        ]
     gaps = [r for r in report["requirements"] if r["status"] == "expected-failure"]
     if gaps:
         lines += [

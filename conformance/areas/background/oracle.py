@@ -144,7 +144,7 @@ def expected_job_notice(spec: Any, request: Json, outcome: Json) -> Json:
 def job_summary(spec: Any, request: Json, line: str) -> str:
     """The collapsed summary of a completion notice before its bound: kind, label, status line."""
     c = tables(spec).completion
-    return c["summary_kind"] + c["summary_separator"] + request["label"] + c["summary_separator"] + line
+    return c["summary_kind"] + c["summary_separator"] + str(request["label"]) + c["summary_separator"] + line
 
 
 def job_notice_accepted(spec: Any, request: Json, outcome: Json, want: Json, actual: Any) -> bool:
