@@ -1,5 +1,5 @@
 """An exec response line is read exactly as ``json.loads`` reads it, though orjson reads most
-lines (conformance/harness/exec_adapter.py ``parse_line``): same values, same types, same refusals."""
+lines (conformance/harness/exec_lines.py ``parse_line``): same values, same types, same refusals."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.areas.texts import any_text
-from conformance.harness.exec_adapter import parse_line
+from conformance.harness.exec_lines import parse_line
 
 _JSON = st.recursive(
     st.none()

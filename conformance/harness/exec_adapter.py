@@ -5,15 +5,14 @@ deadline, and a crashed, hung or babbling adapter fails the current test with th
 its stderr and is replaced by a fresh process for the next call. Nothing outlives the run:
 every adapter process carries a token in its environment, and whatever still carries it
 after the adapter is killed or closed (a grandchild that left the group with setsid) is
-named and killed.
+named and killed. The lines themselves (read, written, parsed) are exec_lines's; this module
+owns the process and the calls.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import select
 import shlex
 import signal
 import subprocess
@@ -22,8 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-import orjson
-
+from conformance.harness.exec_lines import EOF, Overlong, ResponseLines, parse_line, request_line, write_request
 from conformance.harness.processes import Survivor, carrying, kill, new_token
 from conformance.spec import Spec, describe_error, operations_schema
 from conformance.spec.schema_errors import elide
@@ -69,77 +67,13 @@ class Limits:
         return cls(**values)
 
 
-_EOF = object()
-
-
-@dataclass(frozen=True)
-class _Overlong:
-    """A response line longer than response_line_max: only its start was kept."""
-
-    start: bytes
-
-
-class _Lines:
-    """The adapter's stdout, read in the calling thread: no reader thread to hand each line
-    over (that hop was a third of the suite side of a call). Whole lines come out of
-    ``take``; a line longer than ``limit`` comes out as an _Overlong and the rest of it is
-    dropped unread into memory; after the last line, _EOF."""
-
-    def __init__(self, fd: int, limit: int, kept: int) -> None:
-        self.fd, self.limit, self.kept = fd, limit, kept
-        self.poll = select.poll()  # not select.select: a run may hold descriptors past FD_SETSIZE
-        self.poll.register(fd, select.POLLIN)
-        self.buffer = bytearray()
-        self.ready: list[object] = []  # lines, an _Overlong or _EOF, in the order they came
-        self.skipping = False  # inside an overlong line, up to its newline
-        self.ended = False
-
-    def pump(self, wait: float) -> bool:
-        """Read what stdout has within ``wait`` seconds; False when nothing came."""
-        if self.ended or not self.poll.poll(wait * 1000):
-            return False
-        self.feed(os.read(self.fd, 65536))
-        return True
-
-    def feed(self, chunk: bytes) -> None:
-        if not chunk:
-            self.ended = True
-            if self.buffer and not self.skipping:  # a last line without its newline still counts
-                self.ready.append(bytes(self.buffer))
-            self.buffer.clear()
-            self.ready.append(_EOF)
-            return
-        searched = len(self.buffer)  # the bytes before the chunk hold no newline
-        self.buffer += chunk
-        while True:
-            end = self.buffer.find(b"\n", searched)
-            searched = 0
-            if self.skipping:
-                if end < 0:
-                    self.buffer.clear()
-                    return
-                del self.buffer[: end + 1]
-                self.skipping = False
-                continue
-            if 0 <= end < self.limit:  # the line, newline included, is at most limit bytes
-                self.ready.append(bytes(self.buffer[: end + 1]))
-                del self.buffer[: end + 1]
-                continue
-            if end < 0 and len(self.buffer) < self.limit:
-                return  # a line still coming
-            self.ready.append(_Overlong(bytes(self.buffer[: self.kept])))
-            self.skipping = True
-
-    def take(self) -> object:
-        """The next line read already, or None."""
-        return self.ready.pop(0) if self.ready else None
-
-
 @dataclass
 class _Process:
+    """One adapter process, and what the suite asked of it so far."""
+
     popen: subprocess.Popen[bytes]
     token: str
-    lines: _Lines
+    lines: ResponseLines
     stderr: bytearray = field(default_factory=bytearray)
     next_id: int = 1
     asked: dict[int, str] = field(default_factory=dict)  # request id -> operation, answered or not
@@ -186,8 +120,8 @@ class ExecAdapter:
             raise ExecStartError(f"cannot start {self.command!r}: {exc}", "exec-not-started") from None
         self.tokens.add(token)
         assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
-        os.set_blocking(popen.stdin.fileno(), False)  # never blocking: see _write
-        lines = _Lines(popen.stdout.fileno(), self.limits.response_line_max, self.limits.shown_value_max * 4)
+        os.set_blocking(popen.stdin.fileno(), False)  # never blocking: see write_request
+        lines = ResponseLines(popen.stdout.fileno(), self.limits.response_line_max, self.limits.shown_value_max * 4)
         process = _Process(popen, token, lines)
         threading.Thread(target=self._read_tail, args=(popen.stderr, process.stderr), daemon=True).start()
         self._process = process
@@ -264,45 +198,11 @@ class ExecAdapter:
         if self.envelopes is not None:
             for error in self.envelopes[0].iter_errors(request):  # the suite's own line: a suite bug
                 raise AssertionError(f"the suite built an invalid exec request: {describe_error(error)}")
-        try:  # orjson writes the same JSON (compact, UTF-8) about 15 times faster than json
-            line = orjson.dumps(request) + b"\n"
-        except TypeError:  # orjson.JSONEncodeError: e.g. an integer beyond 64 bits, which json writes
-            line = (json.dumps(request, ensure_ascii=False) + "\n").encode("utf-8")
-        assert process.popen.stdin is not None
-        self._write(process, process.popen.stdin.fileno(), memoryview(line), deadline)
+        write_request(process.popen, process.lines, request_line(request), deadline)
         return request_id
 
-    @staticmethod
-    def _write(process: _Process, stdin: int, rest: memoryview, deadline: float) -> None:
-        """Write the request line; while the pipe is full, read stdout meanwhile, so that an
-        adapter writing while the suite writes cannot stall both, up to the deadline. A hang or
-        an end is left for the read to report."""
-        lines = process.lines
-        waiting = select.poll()  # one wait for both: stdin writable again, or stdout to read
-        waiting.register(stdin, select.POLLOUT)
-        if not lines.ended:
-            waiting.register(lines.fd, select.POLLIN)
-        while rest:
-            try:
-                rest = rest[os.write(stdin, rest) :]
-                continue
-            except BlockingIOError:
-                pass  # the pipe is full
-            except OSError:
-                return  # the adapter closed its stdin or ended
-            while True:
-                if time.monotonic() >= deadline or process.popen.poll() is not None:
-                    return
-                ready = {fd for fd, _ in waiting.poll(10)}
-                if stdin in ready:
-                    break
-                if lines.fd in ready:
-                    lines.pump(0)
-                    if lines.ended:  # stdout closed: no more to read, only the write to wait for
-                        waiting.unregister(lines.fd)
-
     def _receive(self, process: _Process, op: str, deadline: float, timeout: float) -> object:
-        """The next stdout line, or _EOF; an exit is noticed even while a child holds stdout open."""
+        """The next stdout line, or EOF; an exit is noticed even while a child holds stdout open."""
         lines = process.lines
         while (line := lines.take()) is None:
             left = deadline - time.monotonic()
@@ -314,7 +214,7 @@ class ExecAdapter:
             if not lines.pump(min(left, 0.1)) and process.popen.poll() is not None:
                 while lines.pump(0.05) and not lines.ready:
                     pass  # exited; a line already written still counts
-                return lines.take() or _EOF
+                return lines.take() or EOF
         return line
 
     def _exchange(self, process: _Process, op: str, payload: Any, timeout: float) -> Any:
@@ -323,7 +223,7 @@ class ExecAdapter:
         stale = process.lines.take()  # a line nobody asked for since the last answer
         request_id = self._send(process, op, payload, deadline)
         answer = stale if stale is not None else self._receive(process, op, deadline, timeout)
-        if answer is _EOF:
+        if answer is EOF:
             try:  # its exit says what happened; one that closed stdout and lives on waits no longer than the call
                 status = process.popen.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
@@ -334,7 +234,7 @@ class ExecAdapter:
             strays = self._kill(process)
             raise ExecFailure(self._account(process, op, f"the adapter ended ({how}) without answering{strays}"))
         limit = self.limits.shown_value_max
-        if isinstance(answer, _Overlong):
+        if isinstance(answer, Overlong):
             strays = self._kill(process)
             shown = elide(answer.start.decode("utf-8", "replace"), limit)
             raise ExecFailure(
@@ -393,22 +293,6 @@ class ExecAdapter:
         time.sleep(0.05)  # let the stderr reader catch the adapter's last words
         tail = bytes(process.stderr).decode("utf-8", "replace").strip()
         return f"{op}: {what}; adapter command {self.command!r}; end of its stderr:\n{tail or '(empty)'}"
-
-
-# A run of 19 digits may be an integer beyond 64 bits, which orjson reads as a float. A line
-# with every ASCII digit made "0" and every other byte " " has one if it holds 19 zeros in a
-# row: ten times faster than the regular expression \d{19}.
-_DIGITS = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
-_LONG_RUN = b"0" * 19
-
-
-def parse_line(line: bytes) -> Any:
-    """``json.loads(line)``, exactly: orjson reads the line (several times faster) unless it
-    could read it differently (a long run of digits) or refuses it; json decides then."""
-    if _LONG_RUN not in line.translate(_DIGITS):
-        with contextlib.suppress(orjson.JSONDecodeError):
-            return orjson.loads(line)
-    return json.loads(line)
 
 
 def _strays(survivors: list[Survivor]) -> str:

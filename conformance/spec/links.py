@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 
-from conformance.spec import _PREFIXES
+from conformance.spec.model import ID_PREFIXES
 
 DOCUMENT = "docs/contract.md"  # the rendered contract's index, relative to the repository root
 ID_PATTERN = re.compile(r"\b(?:SEL|RES|DIA|CC|CDX|RED|ADP|BGD)-\d{3}\b")
-_AREAS = {prefix: area for area, prefix in _PREFIXES.items()}
+_AREAS = {prefix: area for area, prefix in ID_PREFIXES.items()}
 
 
 def requirement_url(rid: str, base: str = DOCUMENT) -> str:

@@ -1,0 +1,304 @@
+"""Load ``spec/`` into one validated object: schema first, then cross-references.
+
+Every problem is reported with the file, the line and the field, and all problems of a
+load are reported together, so a broken spec is mended in one pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import best_match
+
+from conformance.spec.cache import cached_spec, remember_spec, spec_digest
+from conformance.spec.model import (
+    ID_PREFIXES,
+    Area,
+    Column,
+    Problem,
+    Requirement,
+    Seed,
+    SeedStatement,
+    Spec,
+    SpecError,
+    Table,
+    Vocabulary,
+)
+from conformance.spec.resources import spec_dir
+from conformance.spec.schema_errors import SCHEMA_URN
+from conformance.spec.schemas import compiled_schema, schema_problems, schema_validator
+from conformance.spec.yamlpos import Located, Path_, YamlError, format_path, load_located
+
+
+class _Loader:
+    """The documents of one load and every problem found in them so far, each at its line."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.problems: list[Problem] = []
+        self.docs: dict[str, Located] = {}
+
+    def problem(self, file: str, path: Path_, message: str, root: bool = False) -> None:
+        doc = self.docs.get(file)
+        line = doc.line_of(path) if doc else 1
+        self.problems.append(Problem(file, line, format_path(path), message, root))
+
+    def load(self, file: str, schema: str) -> Any:
+        try:
+            located = load_located(self.root / file)
+        except FileNotFoundError:
+            self.problems.append(Problem(file, 1, "(document)", "the file is missing"))
+            return None
+        except YamlError as exc:
+            self.problems.append(Problem(file, exc.line, "(document)", exc.message))
+            return None
+        self.docs[file] = located
+        if not (self.root / "schema" / f"{schema}.json").is_file():
+            self.problems.append(Problem(file, 1, "(document)", f"no schema for it: schema/{schema}.json is missing"))
+            return None
+        found = schema_problems(located, schema_validator(self.root, schema), file, compiled_schema(self.root, schema))
+        self.problems.extend(found)
+        return None if found else located.data
+
+
+def load_spec(root: Path | None = None) -> Spec:
+    """Load and check the whole spec, or raise :class:`SpecError` naming every problem.
+
+    The shipped spec is loaded once per process, and a spec that loaded is kept in the user's
+    cache folder under the digest of its files (and of the spec model's modules), so that every later
+    process — xdist workers, nested sessions, CLI commands — reads it back instead of parsing
+    and checking it again. Treat the result as read-only.
+    """
+    if root is None:
+        return _shipped_spec()
+    return _load_spec(root)
+
+
+@cache
+def _shipped_spec() -> Spec:
+    return _load_spec(spec_dir())
+
+
+def _load_spec(root: Path) -> Spec:
+    try:
+        digest: str | None = spec_digest(root)
+    except OSError:
+        digest = None  # an unreadable file: the load below names it
+    spec = cached_spec(root, digest) if digest else None
+    if spec is None:
+        spec = _load_spec_once(root)
+        if digest:
+            remember_spec(spec, digest)
+    return spec
+
+
+def _load_spec_once(root: Path) -> Spec:
+    loader = _Loader(root)
+    index = loader.load("index.yaml", "index")
+    if index is None:
+        raise SpecError(loader.problems)
+
+    listed = {"index.yaml", index["seed_map"]} | {f"{a}.yaml" for a in index["areas"]}
+    for stray in sorted(p.name for p in root.glob("*.yaml")):
+        if stray not in listed:
+            loader.problems.append(Problem(stray, 1, "(document)", "a spec file that index.yaml does not list"))
+
+    areas: dict[str, Area] = {}
+    for name in index["areas"]:
+        data = loader.load(f"{name}.yaml", name)
+        if data is None:
+            continue
+        if data["area"] != name:
+            loader.problem(f"{name}.yaml", ("area",), f"is {data['area']!r}, but the file is {name}.yaml")
+        areas[name] = _build_area(name, f"{name}.yaml", data, loader.docs[f"{name}.yaml"])
+
+    seed_data = loader.load(index["seed_map"], "seeds")
+    seeds = tuple(_build_seeds(seed_data)) if seed_data else ()
+    spec = Spec(root, str(index["spec_version"]), index["title"], areas, seeds)
+    # An area that did not load would make every reference to it look broken: say only
+    # what is wrong with it, and check references into it once it loads.
+    unloaded = {a for a in index["areas"] if a not in areas}
+    _cross_check(spec, loader, index["seed_map"], unloaded)
+    if loader.problems:
+        raise SpecError(loader.problems)
+    return spec
+
+
+def _build_area(name: str, file: str, data: dict[str, Any], located: Located) -> Area:
+    vocabularies = {
+        vname: Vocabulary(name, vname, v["title"], tuple(v["values"]), v.get("description", ""), v.get("docs", {}))
+        for vname, v in data.get("vocabularies", {}).items()
+    }
+    tables = {
+        tname: Table(
+            name,
+            tname,
+            t["title"],
+            tuple(Column(**c) for c in t["columns"]),
+            tuple(t["rows"]),
+            t.get("description", ""),
+            tuple(t.get("requirements", ())),
+        )
+        for tname, t in data.get("tables", {}).items()
+    }
+    requirements = tuple(
+        Requirement(
+            r["id"],
+            name,
+            r["level"],
+            r["title"],
+            r["text"],
+            tuple(r["sources"]),
+            tuple(r.get("tables", ())),
+            r.get("deviation"),
+            r.get("excluded"),
+            r.get("tested_by"),
+            located.line_of(("requirements", i)),
+        )
+        for i, r in enumerate(data["requirements"])
+    )
+    return Area(
+        name,
+        file,
+        data["id_prefix"],
+        data["title"],
+        data["summary"],
+        data.get("locked"),
+        vocabularies,
+        tables,
+        requirements,
+    )
+
+
+def _build_seeds(data: dict[str, Any]) -> Iterator[Seed]:
+    for seed in data["seeds"]:
+        statements = tuple(
+            SeedStatement(s["text"], tuple(s.get("requirements", ())), s.get("informative")) for s in seed["statements"]
+        )
+        yield Seed(seed["file"], seed["title"], statements)
+
+
+def _cross_check(spec: Spec, loader: _Loader, seed_map: str, unloaded: set[str]) -> None:
+    """What a JSON Schema cannot say: IDs, references between files, typed table cells."""
+    ids: dict[str, str] = {}  # requirement ID -> "file:line" of its first definition
+    unloaded_prefixes = {ID_PREFIXES[a] for a in unloaded}
+    stated_tables: set[tuple[str, str]] = set()
+    seed_files = {p.name for p in (spec.root / "seeds").glob("*.txt")}
+    text_validator = schema_validator(spec.root, "common")
+
+    for area in spec.areas.values():
+        for i, req in enumerate(area.requirements):
+            at: Path_ = ("requirements", i)
+            if not req.id.startswith(area.id_prefix + "-"):
+                loader.problem(area.file, at + ("id",), f"{req.id} does not carry this file's prefix {area.id_prefix}")
+            if req.id in ids:
+                loader.problem(area.file, at + ("id",), f"{req.id} is already used at {ids[req.id]}", root=True)
+            line = loader.docs[area.file].line_of(at + ("id",)) if area.file in loader.docs else 1
+            ids.setdefault(req.id, f"{area.file}:{line}")
+            for t in req.tables:
+                if t not in area.tables:
+                    loader.problem(area.file, at + ("tables",), f"names table {t!r}, which {area.file} does not have")
+                stated_tables.add((area.name, t))
+            for j, source in enumerate(req.sources):
+                if "seed" in source and source["seed"] not in seed_files:
+                    loader.problem(
+                        area.file, at + ("sources", j, "seed"), f"no seed file {source['seed']} in spec/seeds/"
+                    )
+
+    def check_ids(file: str, path: Path_, rids: Any) -> None:
+        for k, rid in enumerate(rids):
+            if rid not in ids and rid.split("-")[0] not in unloaded_prefixes:
+                loader.problem(file, path + (k,), f"names requirement {rid}, which no spec file defines")
+
+    for area in spec.areas.values():
+        for tname, table in area.tables.items():
+            base: Path_ = ("tables", tname)
+            check_ids(area.file, base + ("requirements",), table.requirements)
+            if table.requirements:
+                stated_tables.add((area.name, tname))
+            if (area.name, tname) not in stated_tables and not any(tname in r.tables for r in area.requirements):
+                loader.problem(
+                    area.file,
+                    base,
+                    "no requirement states this table (give it `requirements` or name it in a requirement's `tables`)",
+                )
+            names = [c.name for c in table.columns]
+            if len(set(names)) != len(names):
+                loader.problem(area.file, base + ("columns",), "column names repeat")
+            for c, column in enumerate(table.columns):
+                if column.vocab is not None and column.vocab.rpartition(".")[0] not in unloaded:
+                    try:
+                        spec.vocabulary(column.vocab, area.name)
+                    except KeyError as exc:
+                        loader.problem(area.file, base + ("columns", c, "vocab"), str(exc.args[0]))
+            for r, row in enumerate(table.rows):
+                _check_row(spec, loader, area, base + ("rows", r), table, row, check_ids, text_validator, unloaded)
+
+    for s, seed in enumerate(spec.seeds):
+        if seed.file not in seed_files:
+            loader.problem(seed_map, ("seeds", s, "file"), f"no seed file {seed.file} in spec/seeds/")
+        for k, statement in enumerate(seed.statements):
+            check_ids(seed_map, ("seeds", s, "statements", k, "requirements"), statement.requirements)
+
+
+def _check_row(
+    spec: Spec,
+    loader: _Loader,
+    area: Area,
+    at: Path_,
+    table: Table,
+    row: dict[str, Any],
+    check_ids: Any,
+    text_validator: jsonschema.protocols.Validator,
+    unloaded: set[str],
+) -> None:
+    columns = {c.name: c for c in table.columns}
+    for key in row:
+        if key not in columns:
+            loader.problem(area.file, at + (key,), f"is not a column of table {table.name}")
+    for column in table.columns:
+        path = at + (column.name,)
+        if column.name not in row:
+            if not column.optional:
+                loader.problem(area.file, at, f"lacks column {column.name!r}")
+            continue
+        value = row[column.name]
+        if value is None:
+            if not column.nullable:
+                loader.problem(area.file, path, "is null, but the column is not nullable")
+            continue
+        kind = column.type
+        if kind == "string" and not isinstance(value, str):
+            loader.problem(area.file, path, f"{value!r} is not a string")
+        elif kind == "integer" and (isinstance(value, bool) or not isinstance(value, int)):
+            loader.problem(area.file, path, f"{value!r} is not an integer")
+        elif kind == "boolean" and not isinstance(value, bool):
+            loader.problem(area.file, path, f"{value!r} is not a boolean")
+        elif kind == "text":
+            error = best_match(
+                text_validator.evolve(schema={"$ref": SCHEMA_URN + "common#/$defs/text"}).iter_errors(value)
+            )
+            if error is not None:
+                loader.problem(area.file, path, f"not a text recipe: {error.message}")
+        elif kind == "requirements":
+            if not isinstance(value, list) or not value:
+                loader.problem(area.file, path, "must be a non-empty list of requirement IDs")
+            else:
+                check_ids(area.file, path, value)
+        elif kind == "vocab" and column.vocab is not None and column.vocab.rpartition(".")[0] not in unloaded:
+            try:
+                vocab = spec.vocabulary(column.vocab, area.name)
+            except KeyError:
+                continue  # reported on the column
+            values = value if column.many else [value]
+            if column.many and not isinstance(value, list):
+                loader.problem(area.file, path, f"{value!r} is not a list of {column.vocab} values")
+                continue
+            for k, v in enumerate(values):
+                if v not in vocab.values:
+                    where = path + (k,) if column.many else path
+                    loader.problem(area.file, where, f"{v!r} is not declared in vocabulary {vocab.area}.{vocab.name}")
