@@ -53,7 +53,7 @@ def _fits(spec: Spec, definition: str, value: Json) -> str | None:
 
 
 def _selection(spec: Spec, rows: _Rows) -> Iterator[Problem]:
-    from conformance.areas.selection.strategies import oracle_values
+    from conformance.areas.selection.oracle import oracle_values
 
     for row, problem in rows.of("selection", "golden_vectors"):
         steps = {"binding": row["binding"], "steps": row["steps"]}

@@ -1,6 +1,6 @@
 """Tier 2, Claude Code: claude_code_outcome against the golden vectors, the classification,
-stop-reason and permission-fact tables, the JavaScript whitespace set, and the redaction
-allow-list.
+stop-reason and permission-fact tables and the JavaScript whitespace set. The redaction
+allow-list is the claude_code_redaction tier's (conformance/test_claude_code_redaction.py).
 
 Every expected value comes from the spec: a vector's ``expected``, or the oracle of
 conformance.areas.claude_code.oracle built from the claude-code.yaml tables and the diagnostic grammar.
@@ -8,7 +8,6 @@ conformance.areas.claude_code.oracle built from the claude-code.yaml tables and 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -16,9 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.areas.claude_code.blame import ClaudeDiagnosis
-from conformance.areas.claude_code.canaries import DECOYS, PLANTERS, outcome_sites, planted_scenarios, replace_canaries
-from conformance.areas.claude_code.oracle import PRODUCT, decide, expected_outcome, tables
+from conformance.areas.claude_code.checks import check_answer, judge
+from conformance.areas.claude_code.oracle import decide, tables
 from conformance.areas.claude_code.strategies import (
     error_results,
     events,
@@ -31,13 +29,9 @@ from conformance.areas.claude_code.strategies import (
     strict_successes,
     whitespace_text,
 )
-from conformance.areas.codex.blame import leaks
-from conformance.areas.diagnostic.grammar import Matcher, roots
-from conformance.areas.diagnostic.text_blame import as_vector
 from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, load_spec
-from conformance.verdict.blame import Violation
-from conformance.verdict.reach import row_params, share
+from conformance.verdict.reach import row_params
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"claude_code_outcome"})
@@ -46,62 +40,10 @@ Claim = Callable[[str, str], None]
 Json = dict[str, Any]
 requirement = pytest.mark.requirement
 _SPEC = load_spec()
-_LINE_FIELDS = re.compile(r"stage: ([^;)]+); category: ([^;)]+)")
 
 
 def _claude(claim: Claim) -> None:
     claim("providers", "claude-code")
-
-
-_MATCHERS: dict[int, Matcher] = {}
-
-
-def _run_result_grammar(spec: Spec) -> Matcher:
-    """The compiled run-result root, once per spec (compiling the grammar is the slow part)."""
-    if id(spec) not in _MATCHERS:
-        _MATCHERS[id(spec)] = roots(spec)[(PRODUCT, "run-result")]
-    return _MATCHERS[id(spec)]
-
-
-_DIAGNOSIS: dict[int, ClaudeDiagnosis] = {}
-
-
-def _diagnosis(spec: Spec) -> ClaudeDiagnosis:
-    if id(spec) not in _DIAGNOSIS:
-        _DIAGNOSIS[id(spec)] = ClaudeDiagnosis(spec)
-    return _DIAGNOSIS[id(spec)]
-
-
-def _judge(spec: Spec, scenario: Json, expected: Json, actual: Json, *, found: bool = True) -> None:
-    """Raise a Violation of exactly the rules that tell ``actual`` from ``expected``
-    (claude_code_blame), with the failing example as a paste-ready vector."""
-    if actual == expected:
-        return
-    blamed = _diagnosis(spec).diagnose(scenario, expected, actual)
-    row = {"name": "found-by-property", "covers": blamed, "scenario": scenario, "expected": expected}
-    raise Violation(
-        blamed,
-        operation="claude_code_outcome",
-        input=scenario,
-        expected=expected,
-        actual=actual,
-        sections=as_vector("spec/claude-code.yaml outcome_vectors", row) if found else None,
-    )
-
-
-def _check(adapter: Adapter, spec: Spec, scenario: Json) -> Json:
-    """Call the adapter and hold its answer to the oracle and to the grammar."""
-    actual: Json = adapter.call("claude_code_outcome", scenario)
-    _judge(spec, scenario, expected_outcome(spec, scenario), actual)
-    if "diagnostic" in actual and not _run_result_grammar(spec).matches(actual["diagnostic"]):
-        raise Violation(
-            ["RED-002"],
-            operation="claude_code_outcome",
-            input=scenario,
-            expected="a diagnostic that is a sentence of the Claude Code run-result grammar",
-            actual=actual,
-        )
-    return actual
 
 
 def _msg(message: Json) -> Json:
@@ -140,7 +82,7 @@ def _decided_rows(vector: Json) -> list[pytest.MarkDecorator]:
 def test_outcome_vector(adapter: Adapter, claim: Claim, vector: Json) -> None:
     _claude(claim)
     actual = adapter.call("claude_code_outcome", vector["scenario"])
-    _judge(_SPEC, vector["scenario"], vector["expected"], actual, found=False)
+    judge(_SPEC, vector["scenario"], vector["expected"], actual, found=False)
 
 
 # --------------------------------------------------------------------------- properties
@@ -154,7 +96,7 @@ def test_any_run_follows_the_classification_table(adapter: Adapter, claim: Claim
 
     @given(scenario=scenarios(spec))
     def check(scenario: Json) -> None:
-        _check(adapter, spec, scenario)  # the oracle's result has the table's stop reason, stage and category
+        check_answer(adapter, spec, scenario)  # the oracle's result has the table's stop reason, stage and category
 
     check()
 
@@ -173,7 +115,7 @@ def test_every_result_subtype_is_classified_exactly(adapter: Adapter, claim: Cla
 
     @given(scenario=scenarios(spec, event_lists=run, cancelled=st.just(False)))
     def check(scenario: Json) -> None:
-        _check(adapter, spec, scenario)
+        check_answer(adapter, spec, scenario)
 
     check()
 
@@ -198,7 +140,7 @@ def test_blank_means_the_javascript_trim_set(adapter: Adapter, claim: Claim, spe
     def check(text: str, is_error: Json, mode: str, outcome: Json | None) -> None:
         message = {"type": "result", "subtype": "success", **is_error, "result": text}
         scenario: Json = {"mode": mode, "events": [_msg(message)], "outcome": outcome}
-        _check(adapter, spec, scenario)
+        check_answer(adapter, spec, scenario)
 
     check()
 
@@ -212,7 +154,7 @@ def test_each_strip_disagreement(adapter: Adapter, claim: Claim, spec: Spec, row
     char = chr(row["codepoint"])
     for text in (char, f" {char} ", char * 3):
         message = {"type": "result", "subtype": "success", "is_error": False, "result": text}
-        _check(adapter, spec, {"mode": "dontAsk", "events": [_msg(message)]})
+        check_answer(adapter, spec, {"mode": "dontAsk", "events": [_msg(message)]})
 
 
 @requirement("CC-006", "CC-025", "CC-026", "CC-027", "CC-028", "DIA-011", "DIA-012", "DIA-013", "DIA-014")
@@ -233,7 +175,7 @@ def test_only_the_latest_permission_fact_follows_the_failure_line(adapter: Adapt
 
     @given(scenario=scenarios(spec, event_lists=run))
     def check(scenario: Json) -> None:
-        _check(adapter, spec, scenario)
+        check_answer(adapter, spec, scenario)
 
     check()
 
@@ -254,7 +196,7 @@ def test_bypass_mode_records_no_tool_permission_callback(adapter: Adapter, claim
         if exception:
             scenario["events"] = events[:-1]
             scenario["exception"] = {"message": "boom"}
-        _check(adapter, spec, scenario)
+        check_answer(adapter, spec, scenario)
 
     check()
 
@@ -290,7 +232,7 @@ def test_exit_code_and_signal_are_independent(adapter: Adapter, claim: Claim, sp
     )
     def check(scenario: Json, outcome: Json | None) -> None:
         scenario["outcome"] = outcome
-        _check(adapter, spec, scenario)
+        check_answer(adapter, spec, scenario)
 
     check()
 
@@ -320,7 +262,7 @@ def test_claude_code_lines_never_carry_an_http_status(adapter: Adapter, claim: C
 
     @given(scenario=scenarios(spec, event_lists=run, cancelled=st.just(False)))
     def check(scenario: Json) -> None:
-        _check(adapter, spec, scenario)
+        check_answer(adapter, spec, scenario)
 
     check()
 
@@ -336,7 +278,7 @@ def test_the_stream_is_consumed_in_order(adapter: Adapter, claim: Claim, spec: S
 
     @given(scenario=scenarios(spec, event_lists=run, cancelled=st.just(False)))
     def check(scenario: Json) -> None:
-        _check(adapter, spec, scenario)
+        check_answer(adapter, spec, scenario)
 
     check()
 
@@ -348,92 +290,6 @@ def test_local_cancellation_wins_as_aborted(adapter: Adapter, claim: Claim, spec
 
     @given(scenario=scenarios(spec, event_lists=events(spec), cancelled=st.just(True)))
     def check(scenario: Json) -> None:
-        _check(adapter, spec, scenario)
+        check_answer(adapter, spec, scenario)
 
     check()
-
-
-# --------------------------------------------------------------------------- redaction
-
-
-@requirement(
-    "RED-001",
-    "RED-002",
-    "RED-003",
-    "RED-005",
-    "RED-008",
-    "DIA-018",
-    "CC-008",
-    "CC-009",
-    "CC-016",
-    "CC-025",
-)
-@pytest.mark.parametrize(
-    "site",
-    [
-        pytest.param(p.values[0]["site"], id=p.values[0]["site"], marks=p.marks)
-        for p in row_params(
-            _SPEC,
-            "redaction",
-            "canary_sites",
-            where=lambda r: r["product"] == PRODUCT and "claude_code_outcome" in r["plant_via"],
-        )
-    ],
-)
-def test_canaries_never_reach_the_diagnostic(adapter: Adapter, claim: Claim, spec: Spec, site: str) -> None:
-    """Canaries planted in every raw field the scenario can carry (errors[], unknown subtypes,
-    result text, permission_denied fields, SDK message payloads, the exception's message): none
-    reaches the diagnostic, which is a sentence of the grammar and the same as when decoys that
-    spell categories, fields and lines replace the canaries."""
-    _claude(claim)
-    run_result = _run_result_grammar(spec)
-
-    # Stratified by site: every site is planted on every run, with a share of the examples.
-    @share(4)
-    @given(planted=planted_scenarios(spec, site), decoy=st.sampled_from(DECOYS))
-    def check(planted: tuple[Json, list[str], list[str]], decoy: str) -> None:
-        scenario, canaries, sites = planted
-        actual: Json = adapter.call("claude_code_outcome", scenario)
-        diagnostic = actual.get("diagnostic", "")
-        allowed = expected_outcome(spec, scenario).get("diagnostic", "")
-        for canary in canaries:
-            if canary.lower() in diagnostic.lower():
-                copied = [path for path, value in leaks(scenario, diagnostic, allowed) if canary in value]
-                raise Violation(
-                    ["RED-008", "RED-001", *_diagnosis(spec).leak_rules(scenario, diagnostic, allowed)],
-                    operation="claude_code_outcome",
-                    input=scenario,
-                    expected=f"no diagnostic containing the canary {canary!r} (planted at {', '.join(sites)})",
-                    actual=actual,
-                    detail=f"canary {canary!r} copied from {', '.join(copied) or 'the exception'} into {diagnostic!r}",
-                )
-        _check(adapter, spec, scenario)
-        if diagnostic and not run_result.matches(diagnostic):
-            raise Violation(
-                ["RED-002"],
-                operation="claude_code_outcome",
-                input=scenario,
-                expected="a grammar sentence",
-                actual=actual,
-            )
-        twin_scenario = replace_canaries(scenario, decoy)
-        twin = adapter.call("claude_code_outcome", twin_scenario)
-        if (twin["stopReason"], twin.get("diagnostic")) != (actual["stopReason"], actual.get("diagnostic")):
-            raise Violation(
-                ["RED-005"],
-                operation="claude_code_outcome",
-                input={"with canaries": scenario, "with decoys": twin_scenario},
-                expected=actual,
-                actual=twin,
-                detail=f"replacing the canaries at {sites} by {decoy!r} changed the result",
-            )
-
-    check()
-
-
-@requirement("RED-008")
-def test_every_claude_canary_site_is_planted(claim: Claim, spec: Spec) -> None:
-    """The canary test covers every Claude Code row of canary_sites that claude_code_outcome can plant."""
-    _claude(claim)
-    sites = set(outcome_sites(spec))
-    assert set(PLANTERS) == sites, f"planted {sorted(PLANTERS)}, the spec lists {sorted(sites)}"

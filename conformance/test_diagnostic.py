@@ -1,12 +1,13 @@
-"""Tier 2, diagnostic: format_diagnostic and bound_diagnostic against the golden vectors, the
-grammar, the failure-line field table, the 4096-byte bound (and that no result of settle_run or
-a provider carries a longer diagnostic), and committed snapshots of every stage and category
-each product's stages table allows.
+"""Tier 2, diagnostic: format_diagnostic and bound_diagnostic against the golden vectors, and
+format_diagnostic against the grammar, the failure-line field table and committed snapshots of
+every stage and category each product's stages table allows. The bound's properties are the
+diagnostic_bound tier's (conformance/test_diagnostic_bound.py).
 
 Expected values come from the spec: a vector's ``expected``, the grammar of diagnostic.yaml,
 the oracles of conformance/areas/diagnostic/oracle.py (built from its tables), and the snapshots in
 conformance/__snapshots__/ (generated once from the reference with ``--snapshot-update``
-and reviewed against the spec; a missing snapshot fails).
+and reviewed against the spec; a missing snapshot fails). The snapshot file is named after this
+module, so the snapshot test stays here.
 """
 
 from __future__ import annotations
@@ -16,37 +17,30 @@ from typing import Any
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 
-from conformance.areas.claude_code.canaries import planted_scenarios, replace_canaries
-from conformance.areas.codex.canaries import PLANTERS, instantiate, planted_runs
+from conformance.areas.diagnostic.bound_checks import bound_applicable, bound_violation
 from conformance.areas.diagnostic.grammar import compile_alternative, roots
 from conformance.areas.diagnostic.oracle import (
     FACT_KEYS,
     bound,
     carries_http_status,
     expected_text,
-    format_requests,
     product,
     products,
     snapshot_cases,
     snapshot_requests,
     stage_categories,
-    texts_beyond,
-    texts_within,
 )
+from conformance.areas.diagnostic.strategies import format_requests
 from conformance.areas.diagnostic.text_blame import as_vector, format_blame, format_findings
-from conformance.areas.results.strategies import content_blocks, diagnostic_stop_reasons
-from conformance.areas.selection.strategies import steps_for
 from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, expand_text, load_spec
-from conformance.verdict.blame import Violation, text_difference
+from conformance.verdict.blame import Violation
 from conformance.verdict.reach import row_params, share
-from conformance.verdict.report import NOT_APPLICABLE
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
-OPERATIONS = frozenset({"bound_diagnostic", "claude_code_outcome", "codex_outcome", "format_diagnostic", "settle_run"})
+OPERATIONS = frozenset({"bound_diagnostic", "format_diagnostic"})
 
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
@@ -65,11 +59,6 @@ FAILURE_LINE = ["DIA-001", "DIA-002", "DIA-003", "DIA-004", "DIA-005", "DIA-006"
 
 def _claim_product(claim: Claim, label: str) -> None:
     claim("providers", product(_SPEC, label).area)
-
-
-def _bound_applicable(adapter: Adapter) -> None:
-    if not (adapter.declaration.get("bindings") or adapter.declaration.get("providers")):
-        pytest.skip(f"{NOT_APPLICABLE}{adapter.impl} claims no binding and no provider (nothing carries a diagnostic)")
 
 
 def _format(adapter: Adapter, request: Json) -> str:
@@ -114,42 +103,6 @@ def _check_grammar(label: str, kind: str, text: str, request: Json) -> None:
         )
 
 
-def _bound_violation(text: str, expected: str, actual: str, sections: dict[str, str] | None = None) -> Violation:
-    """DIA-019 for a text within the limit, DIA-020 for a longer one; the detail gives both byte
-    counts and the first differing byte."""
-    size = len(text.encode("utf-8"))
-    want, got = expected.encode("utf-8"), actual.encode("utf-8")
-    at = next((i for i, (a, b) in enumerate(zip(want, got, strict=False)) if a != b), min(len(want), len(got)))
-    lo = max(0, at - 8)
-    detail = (
-        f"input {size} bytes; expected {len(want)} bytes, got {len(got)} bytes; first differing byte at offset "
-        f"{at}: expected {want[at : at + 1].hex() or 'end of text'}, got {got[at : at + 1].hex() or 'end of text'} "
-        f"(bytes {lo}..{at + 8}: expected {want[lo : at + 8]!r}, got {got[lo : at + 8]!r}); "
-        + text_difference(expected, actual)
-    )
-    return Violation(
-        ["DIA-019" if size <= _BOUND.limit else "DIA-020"],
-        operation="bound_diagnostic",
-        input={"text": text},
-        expected={"text": expected},
-        actual={"text": actual},
-        detail=detail,
-        sections=sections,
-    )
-
-
-def _bound_as_vector(text: str, expected: str) -> dict[str, str]:
-    row = {
-        "name": "found-by-property",
-        "covers": ["DIA-019" if len(text.encode()) <= _BOUND.limit else "DIA-020"],
-        "input_bytes": len(text.encode()),
-        "expected_bytes": len(expected.encode()),
-        "input": text,
-        "expected": expected,
-    }
-    return as_vector("spec/diagnostic.yaml bound_vectors", row)
-
-
 # ---------------------------------------------------------------- golden vectors
 
 
@@ -170,124 +123,11 @@ def test_line_vector(adapter: Adapter, claim: Claim, vector: Json) -> None:
     row_params(_SPEC, "diagnostic", "bound_vectors", marks=lambda v: [requirement(*v["covers"])]),
 )
 def test_bound_vector(adapter: Adapter, vector: Json) -> None:
-    _bound_applicable(adapter)
+    bound_applicable(adapter)
     text, expected = expand_text(vector["input"]), expand_text(vector["expected"])
     actual = adapter.call("bound_diagnostic", {"text": text})["text"]
     if actual != expected:
-        raise _bound_violation(text, expected, actual)
-
-
-# ---------------------------------------------------------------- the bound
-
-
-@requirement("DIA-019")
-def test_bound_keeps_every_text_within_the_limit(adapter: Adapter) -> None:
-    _bound_applicable(adapter)
-
-    @given(text=texts_within(_BOUND.limit, _BOUND.budget))
-    def check(text: str) -> None:
-        assert len(text.encode()) <= _BOUND.limit, "the strategy drew a text past the limit"
-        actual = adapter.call("bound_diagnostic", {"text": text})["text"]
-        if actual != text:
-            raise _bound_violation(text, text, actual, _bound_as_vector(text, text))
-
-    check()
-
-
-@requirement("DIA-020")
-def test_bound_cuts_a_longer_text_on_a_code_point_boundary(adapter: Adapter) -> None:
-    """The cut (DIA-020's algorithm, walked code point by code point by the oracle); the
-    violation's detail says whether the result is too long, lacks the marker, splits a code
-    point or keeps too little."""
-    _bound_applicable(adapter)
-
-    @given(text=texts_beyond(_BOUND.limit))
-    def check(text: str) -> None:
-        assert len(text.encode()) > _BOUND.limit, "the strategy drew a text within the limit"
-        actual = adapter.call("bound_diagnostic", {"text": text})["text"]
-        expected = _BOUND.expected(text)
-        if actual != expected:
-            raise _bound_violation(text, expected, actual, _bound_as_vector(text, expected))
-
-    check()
-
-
-@st.composite
-def _long_settlements(draw: st.DrawFn, spec: Spec, bindings: list[str]) -> Json:
-    """Out-of-process settlements whose attempt carries a diagnostic past the bound: a result
-    the provider returned, or a diagnostic collected from a rejection."""
-    binding = draw(st.sampled_from(bindings))
-    steps = draw(steps_for(binding))
-    text = draw(texts_beyond(_BOUND.limit))
-    stop_reason = draw(st.sampled_from(diagnostic_stop_reasons(spec)))  # results RES-028: what a provider returns
-    returned = {"output": draw(content_blocks()), "stopReason": stop_reason, "diagnostic": text}
-    attempt = draw(
-        st.sampled_from([{"outcome": "returned", "result": returned}, {"outcome": "rejected", "diagnostic": text}])
-    )
-    return {
-        "binding": binding,
-        "shape": "one-shot",
-        "driver": "out-of-process",
-        "steps": steps,
-        "boundary": draw(st.integers(0, len(steps))),
-        "cancelled": draw(st.integers(0, 4)) == 0,
-        "attempt": attempt,
-    }
-
-
-@st.composite
-def _long_codex_runs(draw: st.DrawFn, spec: Spec) -> Json:
-    """A Codex run with a text past the bound at every placeholder of a canary site."""
-    template, count = draw(planted_runs(spec, draw(st.sampled_from(sorted(PLANTERS)))))
-    run: Json = instantiate(template, [draw(texts_beyond(_BOUND.limit)) for _ in range(count)])
-    return run
-
-
-@st.composite
-def _long_claude_runs(draw: st.DrawFn, spec: Spec) -> Json:
-    """A Claude Code run with a text past the bound wherever a canary was planted."""
-    scenario, _, _ = draw(planted_scenarios(spec))
-    run: Json = replace_canaries(scenario, draw(texts_beyond(_BOUND.limit)))
-    return run
-
-
-@requirement("DIA-021")
-@pytest.mark.parametrize("op", ["settle_run", "claude_code_outcome", "codex_outcome"])
-def test_no_result_carries_a_diagnostic_past_the_bound(adapter: Adapter, claim: Claim, spec: Spec, op: str) -> None:
-    """Whatever path produced it (a result the provider returned, a diagnostic collected from a
-    rejection, a provider's own failure after observing texts past the bound at every canary
-    site), the diagnostic of a result fits the bound."""
-    if op == "settle_run":
-        bindings = [str(b) for b in spec.vocabulary("selection.binding").values if adapter.claims("bindings", str(b))]
-        if not bindings:
-            pytest.skip(f"{NOT_APPLICABLE}{adapter.impl} claims no selection binding (settle_run belongs to harnesses)")
-        requests = _long_settlements(spec, bindings)
-    elif op == "codex_outcome":
-        claim("providers", "codex")
-        requests = _long_codex_runs(spec)
-    else:
-        claim("providers", "claude-code")
-        requests = _long_claude_runs(spec)
-
-    @share(4, floor=10)
-    @given(request=requests)
-    def check(request: Json) -> None:
-        answer = adapter.call(op, request)
-        result = answer["result"] if op == "settle_run" else answer
-        if "diagnostic" in result:
-            size = len(result["diagnostic"].encode("utf-8"))
-            if size > _BOUND.limit:
-                raise Violation(
-                    ["DIA-021"],
-                    operation=op,
-                    input=request,
-                    expected=f"a diagnostic of at most {_BOUND.limit} UTF-8 bytes",
-                    actual=answer,
-                    detail=f"the diagnostic has {size} UTF-8 bytes, {size - _BOUND.limit} past the bound; "
-                    f"it ends {result['diagnostic'][-60:]!r}",
-                )
-
-    check()
+        raise bound_violation(_BOUND, text, expected, actual)
 
 
 # ---------------------------------------------------------------- format_diagnostic properties

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.areas.selection.oracle import reached_rows
-from conformance.areas.selection.strategies import check_folded, check_selected, oracle_values, steps_for
+from conformance.areas.selection.oracle import check_folded, check_selected, oracle_values, reached_rows
+from conformance.areas.selection.strategies import steps_for
 from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, load_spec
 from conformance.verdict.blame import Violation

@@ -147,7 +147,7 @@ def codex_outcome(request):
     ),
     "returned_diagnostic_unbounded": (
         "DIA-021",
-        [tier("diagnostic"), "-k", "settle_run"],
+        [tier("diagnostic_bound"), "-k", "settle_run"],
         """
 from reference_impl import *
 import reference_impl

@@ -1,0 +1,79 @@
+"""Holding a codex_outcome answer to the spec, shared by the Codex tiers' test modules: the
+oracle's result (conformance.areas.codex.oracle), the rules a difference breaks
+(conformance.areas.codex.blame) and the Codex run-result grammar of diagnostic.yaml.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from conformance.areas.codex.blame import CodexDiagnosis, comparable, with_counterfactual
+from conformance.areas.codex.oracle import CodexOracle
+from conformance.areas.codex.scenarios import failed_turn, response, scenario, terminal, turn_error
+from conformance.areas.diagnostic.grammar import Matcher, roots
+from conformance.areas.diagnostic.text_blame import as_vector
+from conformance.spec import Spec
+from conformance.verdict.blame import Violation
+
+Json = dict[str, Any]
+Outcome = Callable[[Json], Json]  # codex_outcome of the adapter under test
+
+
+class CodexChecks:
+    """The oracle, the diagnosis and the run-result grammar of one spec, and the checks made of them."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.oracle = CodexOracle(spec)
+        self.diagnosis = CodexDiagnosis(spec)
+        self.run_result: Matcher = roots(spec)[(self.oracle.product, "run-result")]
+
+    def check(self, outcome: Outcome, request: Json, expected: Json, *, found: bool = False) -> None:
+        """Raise a Violation of exactly the rules that tell the answer from the spec's result
+        (codex_blame), and of RED-002 for a diagnostic outside the grammar. ``found``: the
+        example was found by a property, so the violation carries it as a paste-ready vector."""
+        answer = outcome(request)
+        actual = comparable(answer)
+        if actual != expected:
+            blamed = with_counterfactual(outcome, request, expected, self.diagnosis.diagnose(request, expected, actual))
+            raise Violation(
+                blamed,
+                operation="codex_outcome",
+                input=request,
+                expected=expected,
+                actual=answer,
+                sections=_as_vector(request, expected, blamed) if found else None,
+            )
+        self.check_grammar(request, answer)
+
+    def check_grammar(self, request: Json, answer: Json) -> None:
+        """RED-002: a diagnostic is a sentence of the Codex run-result grammar."""
+        if "diagnostic" in answer and not self.run_result.matches(answer["diagnostic"]):
+            raise Violation(
+                ["RED-002"],
+                operation="codex_outcome",
+                input=request,
+                expected="a diagnostic that is a sentence of the Codex run-result grammar",
+                actual=answer,
+            )
+
+
+_CHECKS: dict[int, tuple[Spec, CodexChecks]] = {}  # by id, with the spec itself: an id is not reused while held
+
+
+def codex_checks(spec: Spec) -> CodexChecks:
+    """The checks of ``spec``, built once per spec (compiling the grammar is the slow part)."""
+    cached = _CHECKS.get(id(spec))
+    if cached is None or cached[0] is not spec:
+        cached = _CHECKS[id(spec)] = (spec, CodexChecks(spec))
+    return cached[1]
+
+
+def _as_vector(request: Json, expected: Json, covers: list[str]) -> dict[str, str]:
+    row = {"name": "found-by-property", "covers": covers, "scenario": request, "expected": expected}
+    return as_vector("spec/codex.yaml outcome_vectors", row)
+
+
+def failed_run(*events: Json, variant: str = "other", mode: str = "never") -> Json:
+    """A committed run that observes ``events`` and then fails with a string variant."""
+    return scenario([response(), *events, terminal(failed_turn(turn_error(variant)))], mode=mode)

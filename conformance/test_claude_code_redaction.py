@@ -1,0 +1,120 @@
+"""Tier 2, claude_code_redaction: claude_code_outcome against the redaction allow-list.
+Canaries planted at every Claude Code site of redaction.yaml's canary_sites never reach the
+diagnostic, which stays a sentence of the grammar and does not change when decoys replace them.
+
+The expected results come from the oracle of conformance.areas.claude_code.oracle, as in the
+claude_code tier (conformance/test_claude_code.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance.areas.claude_code.canaries import DECOYS, PLANTERS, outcome_sites, planted_scenarios, replace_canaries
+from conformance.areas.claude_code.checks import check_answer, diagnosis, run_result_grammar
+from conformance.areas.claude_code.oracle import PRODUCT, expected_outcome
+from conformance.areas.codex.blame import leaks
+from conformance.harness.adapter import Adapter
+from conformance.spec import Spec, load_spec
+from conformance.verdict.blame import Violation
+from conformance.verdict.reach import row_params, share
+
+# The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
+OPERATIONS = frozenset({"claude_code_outcome"})
+
+Claim = Callable[[str, str], None]
+Json = dict[str, Any]
+requirement = pytest.mark.requirement
+_SPEC = load_spec()
+
+
+def _claude(claim: Claim) -> None:
+    claim("providers", "claude-code")
+
+
+@requirement(
+    "RED-001",
+    "RED-002",
+    "RED-003",
+    "RED-005",
+    "RED-008",
+    "DIA-018",
+    "CC-008",
+    "CC-009",
+    "CC-016",
+    "CC-025",
+)
+@pytest.mark.parametrize(
+    "site",
+    [
+        pytest.param(p.values[0]["site"], id=p.values[0]["site"], marks=p.marks)
+        for p in row_params(
+            _SPEC,
+            "redaction",
+            "canary_sites",
+            where=lambda r: r["product"] == PRODUCT and "claude_code_outcome" in r["plant_via"],
+        )
+    ],
+)
+def test_canaries_never_reach_the_diagnostic(adapter: Adapter, claim: Claim, spec: Spec, site: str) -> None:
+    """Canaries planted in every raw field the scenario can carry (errors[], unknown subtypes,
+    result text, permission_denied fields, SDK message payloads, the exception's message): none
+    reaches the diagnostic, which is a sentence of the grammar and the same as when decoys that
+    spell categories, fields and lines replace the canaries."""
+    _claude(claim)
+    run_result = run_result_grammar(spec)
+
+    # Stratified by site: every site is planted on every run, with a share of the examples.
+    @share(4)
+    @given(planted=planted_scenarios(spec, site), decoy=st.sampled_from(DECOYS))
+    def check(planted: tuple[Json, list[str], list[str]], decoy: str) -> None:
+        scenario, canaries, sites = planted
+        actual: Json = adapter.call("claude_code_outcome", scenario)
+        diagnostic = actual.get("diagnostic", "")
+        allowed = expected_outcome(spec, scenario).get("diagnostic", "")
+        for canary in canaries:
+            if canary.lower() in diagnostic.lower():
+                copied = [path for path, value in leaks(scenario, diagnostic, allowed) if canary in value]
+                raise Violation(
+                    ["RED-008", "RED-001", *diagnosis(spec).leak_rules(scenario, diagnostic, allowed)],
+                    operation="claude_code_outcome",
+                    input=scenario,
+                    expected=f"no diagnostic containing the canary {canary!r} (planted at {', '.join(sites)})",
+                    actual=actual,
+                    detail=f"canary {canary!r} copied from {', '.join(copied) or 'the exception'} into {diagnostic!r}",
+                )
+        check_answer(adapter, spec, scenario)
+        if diagnostic and not run_result.matches(diagnostic):
+            raise Violation(
+                ["RED-002"],
+                operation="claude_code_outcome",
+                input=scenario,
+                expected="a grammar sentence",
+                actual=actual,
+            )
+        twin_scenario = replace_canaries(scenario, decoy)
+        twin = adapter.call("claude_code_outcome", twin_scenario)
+        if (twin["stopReason"], twin.get("diagnostic")) != (actual["stopReason"], actual.get("diagnostic")):
+            raise Violation(
+                ["RED-005"],
+                operation="claude_code_outcome",
+                input={"with canaries": scenario, "with decoys": twin_scenario},
+                expected=actual,
+                actual=twin,
+                detail=f"replacing the canaries at {sites} by {decoy!r} changed the result",
+            )
+
+    check()
+
+
+@requirement("RED-008")
+def test_every_claude_canary_site_is_planted(claim: Claim, spec: Spec) -> None:
+    """The canary test covers every Claude Code row of canary_sites that claude_code_outcome can plant."""
+    _claude(claim)
+    sites = set(outcome_sites(spec))
+    assert set(PLANTERS) == sites, f"planted {sorted(PLANTERS)}, the spec lists {sorted(sites)}"
