@@ -26,7 +26,7 @@ from conformance.harness.adapter import Adapter, AdapterUsageError, load_adapter
 from conformance.spec import Spec, SpecError, load_spec
 from conformance.spec.resources import PACKAGE, project_tests_dir
 from conformance.verdict import advisories, operations
-from conformance.verdict.blame import blamed_requirements, failure_records
+from conformance.verdict.blame import blamed_requirements, failure_records, printable
 from conformance.verdict.coverage import GATE_KEY, RequirementGate
 from conformance.verdict.expected_failures import ExpectedFailures, load_entries
 from conformance.verdict.reach import REACHES_MARKER
@@ -270,7 +270,7 @@ def write_outputs(config: pytest.Config, report: dict[str, Any]) -> None:
         write_json(Path(path), report)
     if path := config.getoption("conformance_summary"):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(markdown_summary(report), encoding="utf-8")
+        Path(path).write_text(printable(markdown_summary(report)), encoding="utf-8")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

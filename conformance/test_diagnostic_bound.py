@@ -24,7 +24,7 @@ from conformance.areas.results.strategies import content_blocks, diagnostic_stop
 from conformance.areas.selection.strategies import steps_for
 from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, load_spec
-from conformance.verdict.blame import Violation
+from conformance.verdict.blame import Violation, utf8_size
 from conformance.verdict.reach import share
 from conformance.verdict.report import NOT_APPLICABLE
 
@@ -132,7 +132,7 @@ def test_no_result_carries_a_diagnostic_past_the_bound(adapter: Adapter, claim: 
         answer = adapter.call(op, request)
         result = answer["result"] if op == "settle_run" else answer
         if "diagnostic" in result:
-            size = len(result["diagnostic"].encode("utf-8"))
+            size = utf8_size(result["diagnostic"])
             if size > _BOUND.limit:
                 raise Violation(
                     ["DIA-021"],

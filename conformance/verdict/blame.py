@@ -12,6 +12,7 @@ all use that one answer.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -21,8 +22,23 @@ _SHOWN = 2000  # how much of a long value a failure prints inline (the report ke
 _WINDOW = 40  # characters shown either side of the first difference of two long texts
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str, a surrogate is always alone
+
+
+def printable(text: str) -> str:
+    """``text`` with every lone surrogate written as its escape ("\\ud83d"): an adapter's value
+    may hold one (a JSON line may carry it, a JavaScript string cut in a pair leaves one), and no
+    terminal, UTF-8 file or XML report can carry it raw. The escape is valid inside JSON strings."""
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def utf8_size(text: str) -> int:
+    """UTF-8 bytes of ``text``, a lone surrogate counted as the 3 bytes a lenient encoder writes."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def dump(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=False)
+    return printable(json.dumps(value, ensure_ascii=False, sort_keys=False, default=repr))
 
 
 class Violation(AssertionError):
@@ -46,9 +62,11 @@ class Violation(AssertionError):
         self.input = input
         self.expected = expected
         self.actual = actual
-        self.detail = detail or difference(expected, actual)
-        self.sections = dict(sections or {})
-        super().__init__(self.explain())
+        if not detail and expected == actual:
+            detail = "expected and actual are equal: the difference lies in what the sections show"
+        self.detail = printable(detail or difference(expected, actual))
+        self.sections = {printable(k): printable(v) for k, v in (sections or {}).items()}
+        super().__init__(printable(self.explain()))
 
     def record(self, spec: Spec | None = None) -> dict[str, Any]:
         """The failure as the JSON report carries it (spec/schema/report.json#/$defs/failure)."""
@@ -179,14 +197,20 @@ def text_difference(expected: str, actual: str) -> str:
     n = next(
         (i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b), min(len(expected), len(actual))
     )
-    byte = len(expected[:n].encode("utf-8"))
+    byte = utf8_size(expected[:n])
     sizes = (
-        f"expected {len(expected)} characters / {len(expected.encode('utf-8'))} UTF-8 bytes, "
-        f"got {len(actual)} / {len(actual.encode('utf-8'))}"
+        f"expected {len(expected)} characters / {utf8_size(expected)} UTF-8 bytes, "
+        f"got {len(actual)} / {utf8_size(actual)}"
     )
     lo, hi = max(0, n - _WINDOW), n + _WINDOW
     around = f"expected …{dump(expected[lo:hi])}…, got …{dump(actual[lo:hi])}…"
-    return f"first difference at character {n} (UTF-8 byte {byte}): {around}; {sizes}"
+    # Characters that print alike (é and e + U+0301, a space and U+00A0) differ here by code point.
+    points = f"expected {_code_point(expected, n)}, got {_code_point(actual, n)}"
+    return f"first difference at character {n} (UTF-8 byte {byte}; {points}): {around}; {sizes}"
+
+
+def _code_point(text: str, n: int) -> str:
+    return f"U+{ord(text[n]):04X}" if n < len(text) else "the end"
 
 
 def _short(value: Any) -> str:

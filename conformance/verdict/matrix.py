@@ -13,6 +13,7 @@ from typing import Any
 
 from conformance.spec import Spec, load_spec, schema_validator
 from conformance.spec.links import DOCUMENT, requirement_url
+from conformance.verdict.blame import printable
 
 SYMBOLS = {
     "passed": "✅ passed",
@@ -168,11 +169,11 @@ def render(paths: list[Path], markdown_out: Path | None, html_out: Path | None, 
     """Write the outputs asked for; return the Markdown (printed when no output file is given)."""
     spec = load_spec()
     columns = load_reports(paths, spec)
-    text = markdown(columns, spec, docs)
+    text = printable(markdown(columns, spec, docs))
     if markdown_out is not None:
         markdown_out.parent.mkdir(parents=True, exist_ok=True)
         markdown_out.write_text(text, encoding="utf-8")
     if html_out is not None:
         html_out.parent.mkdir(parents=True, exist_ok=True)
-        html_out.write_text(html_page(columns, spec, docs), encoding="utf-8")
+        html_out.write_text(printable(html_page(columns, spec, docs)), encoding="utf-8")
     return text

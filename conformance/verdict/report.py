@@ -16,6 +16,7 @@ import pytest
 import conformance
 from conformance.spec import Requirement, Spec
 from conformance.verdict.advisories import ADVISORIES_PROPERTY, advised
+from conformance.verdict.blame import printable
 
 NOT_APPLICABLE = "not applicable: "
 REQUIREMENTS_PROPERTY = "requirements"  # what a test checks: its markers
@@ -176,4 +177,4 @@ def _first_line(text: str) -> str:
 
 def write_json(path: Path, report: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(printable(json.dumps(report, indent=2, ensure_ascii=False)) + "\n", encoding="utf-8")

@@ -17,7 +17,7 @@ from typing import Any
 
 from conformance.areas.selection.oracle import SelectionOracle, diagnose, oracle_values
 from conformance.spec import Spec
-from conformance.verdict.blame import Violation, difference, pasteable_row
+from conformance.verdict.blame import Violation, difference, pasteable_row, utf8_size
 
 Json = dict[str, Any]
 RESULT_KEYS = ("output", "stopReason", "diagnostic")
@@ -122,7 +122,7 @@ def diagnose_settlement(
     if "diagnostic" in got and "diagnostic" not in want:
         ids.append("RES-009" if request["driver"] == "in-process" and rule != "RES-014" else rule)
     elif got.get("diagnostic") != diagnostic:
-        over = isinstance(got.get("diagnostic"), str) and len(got["diagnostic"].encode("utf-8")) > _LIMIT
+        over = isinstance(got.get("diagnostic"), str) and utf8_size(got["diagnostic"]) > _LIMIT
         ids.append("DIA-021" if over else rule)
     if got.get("output") != want["output"]:
         ids.append(_output_requirement(spec, request, got, rule, probe))
