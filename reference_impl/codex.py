@@ -8,191 +8,52 @@ failure, one fixed diagnostic line built only from closed vocabularies, followed
 unattended permission fact. No product text (messages, details, commands, stderr, ids) is ever
 copied into a diagnostic: raw failures stay in the internal exception, which never leaves.
 
-``codex_outcome`` replays a scenario (what the provider observed, in order) through ``CodexRun``.
+``CodexRun`` folds those observations into the result; reading the wire, the error-info union,
+the permission facts and the printed lines are ``codex_wire``, ``codex_errors``,
+``codex_permissions`` and ``codex_diagnostic``. ``codex_outcome`` replays a scenario (what the
+provider observed, in order) through ``CodexRun``.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from reference_impl.diagnostic import NODE_SIGNALS, bound_diagnostic
+from reference_impl.codex_diagnostic import Failure as Failure
+from reference_impl.codex_diagnostic import Stage, failure_line, permission_line
+from reference_impl.codex_errors import classify, http_status
+from reference_impl.codex_permissions import (
+    COMMAND_ITEM_DECLINED,
+    ELICITATION,
+    FILE_ITEM_DECLINED,
+    SANDBOX_FAILURE,
+    SERVER_REQUESTS,
+    scan_stderr,
+    unattended_reply,
+)
+from reference_impl.codex_permissions import PermissionFact as PermissionFact
+from reference_impl.codex_wire import (
+    ProtocolFailure,
+    internal_error,
+    is_blank,
+    is_number,
+    json_object,
+    non_empty_string,
+    parse_line,
+)
+from reference_impl.diagnostic import bound_diagnostic
 from reference_impl.process import ProcessOutcome
 
 Json = dict[str, Any]
-Stage = Literal["turn-start", "turn", "process"]
-
-PRODUCT = "Codex"
-
-# The locked 0.147.0 CodexErrorInfo union.
-STRING_VARIANTS = frozenset(
-    {
-        "contextWindowExceeded",
-        "sessionBudgetExceeded",
-        "usageLimitExceeded",
-        "serverOverloaded",
-        "cyberPolicy",
-        "internalServerError",
-        "unauthorized",
-        "badRequest",
-        "threadRollbackFailed",
-        "sandboxError",
-        "other",
-    }
-)
-HTTP_STATUS_VARIANTS = frozenset(
-    {
-        "httpConnectionFailed",
-        "responseStreamConnectionFailed",
-        "responseStreamDisconnected",
-        "responseTooManyFailedAttempts",
-    }
-)
-ACTIVE_TURN_NOT_STEERABLE = "activeTurnNotSteerable"
 
 TERMINAL_STATUSES = frozenset({"completed", "interrupted", "failed"})
-
-# ECMAScript WhiteSpace and LineTerminator: what String.prototype.trim() removes.
-JS_WHITESPACE = frozenset(
-    "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-    "\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
-
-
-INTERNAL_ERROR = -32603
-
-
-@dataclass(frozen=True)
-class PermissionFact:
-    """One unattended decision: request, decision and the fixed reason."""
-
-    request: str
-    decision: str
-    reason: str
-
-
-NO_INTERACTIVE_APPROVAL = "the provider does not grant interactive approval"
-COMMAND_CANCELLED = PermissionFact("command approval", "cancelled", NO_INTERACTIVE_APPROVAL)
-COMMAND_DECLINED = PermissionFact("command approval", "declined", NO_INTERACTIVE_APPROVAL)
-FILE_CANCELLED = PermissionFact("file approval", "cancelled", NO_INTERACTIVE_APPROVAL)
-FILE_DECLINED = PermissionFact("file approval", "declined", NO_INTERACTIVE_APPROVAL)
-PERMISSIONS_DENIED = PermissionFact("permission grant", "denied", "the provider grants no additional turn permissions")
-USER_INPUT_EMPTY = PermissionFact("user input", "empty response", "the provider does not collect interactive answers")
-ELICITATION_DECLINED = PermissionFact(
-    "MCP elicitation", "declined", "the provider does not collect interactive MCP input"
-)
-COMMAND_ITEM_DECLINED = PermissionFact(
-    "command execution", "declined", "Codex declined the command under the selected permission mode"
-)
-FILE_ITEM_DECLINED = PermissionFact(
-    "file change", "declined", "Codex declined the file change under the selected permission mode"
-)
-SANDBOX_FAILURE = PermissionFact("sandbox execution", "failed", "Codex reported a sandbox failure")
-
-STDERR_SIGNATURES: tuple[tuple[str, PermissionFact], ...] = (
-    (
-        "approval policy is Never; reject command",
-        PermissionFact(
-            "command execution",
-            "denied",
-            "Codex rejected an escalation because the selected policy never asks for approval",
-        ),
-    ),
-    (
-        "recorded sandbox violation:",
-        PermissionFact("sandbox execution", "failed", "Codex reported a sandbox violation"),
-    ),
-)
-STDERR_TAIL_CHARS = max(len(text) for text, _ in STDERR_SIGNATURES) - 1
-
-
-class ProtocolFailure(Exception):
-    """The app-server broke the protocol; the run fails with category unknown. The message is
-    provider-internal and never reaches a diagnostic."""
-
-
-@dataclass(frozen=True)
-class Failure:
-    """The structured facts of a failed run; the diagnostic is built from these alone."""
-
-    stage: Stage
-    category: str
-    http_status: int | None = None
 
 
 @dataclass(frozen=True)
 class Completed:
     """A matching completed terminal with a non-blank answer."""
-
-
-def is_blank(text: str) -> bool:
-    """Blank as JavaScript's trim() sees it (U+001C or U+0085 are content)."""
-    return all(ch in JS_WHITESPACE for ch in text)
-
-
-def js_trim(text: str) -> str:
-    start, end = 0, len(text)
-    while start < end and text[start] in JS_WHITESPACE:
-        start += 1
-    while end > start and text[end - 1] in JS_WHITESPACE:
-        end -= 1
-    return text[start:end]
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def parse_line(line: str) -> Any:
-    """JSON.parse of one trimmed stdout line; NaN and Infinity are not JSON."""
-    return json.loads(js_trim(line), parse_constant=_reject_constant)
-
-
-def is_number(value: Any) -> bool:
-    """typeof value === 'number' after JSON.parse: a JSON boolean is not a number."""
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def http_status(value: Any) -> int | None:
-    """A uint16 status as Number.isInteger and a range check see it (503.0 is 503)."""
-    if not is_number(value):
-        return None
-    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
-        return None
-    return int(value) if 0 <= value <= 65535 else None
-
-
-def non_empty_string(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise ProtocolFailure(f"subagent-codex: app-server returned invalid {what}")
-    return value
-
-
-def json_object(value: Any, what: str) -> Json:
-    if not isinstance(value, dict):
-        raise ProtocolFailure(f"subagent-codex: app-server returned invalid {what}")
-    return value
-
-
-def failure_line(failure: Failure, outcome: ProcessOutcome | None) -> str:
-    fields = [f"product: {PRODUCT}", f"stage: {failure.stage}", f"category: {failure.category}"]
-    if failure.http_status is not None:
-        fields.append(f"HTTP status: {failure.http_status}")
-    if outcome is not None and outcome.exit_code is not None:
-        fields.append(f"exit code: {outcome.exit_code}")
-    if outcome is not None and outcome.signal in NODE_SIGNALS:
-        fields.append(f"signal: {outcome.signal}")
-    return "Product subagent failure (" + "; ".join(fields) + ")"
-
-
-def permission_line(mode: str, fact: PermissionFact) -> str:
-    return (
-        f"{PRODUCT} unattended decision (mode: {mode}; request: {fact.request}; decision: {fact.decision}): "
-        f"{fact.reason}"
-    )
 
 
 class CodexRun:
@@ -284,21 +145,11 @@ class CodexRun:
         # a response: the only request in flight is turn/start, whose answer arrives separately
 
     def on_stderr(self, chunk: str) -> None:
+        """A stderr chunk: only the two signatures are looked for, and only their possible start is kept."""
         order = self.next_order()
-        observed = self.stderr_tail + chunk
-        latest_index, latest = -1, None
-        for text, fact in STDERR_SIGNATURES:
-            index = observed.rfind(text)
-            if index > latest_index:
-                latest_index, latest = index, fact
+        latest, self.stderr_tail = scan_stderr(self.stderr_tail, chunk)
         if latest is not None:
             self.record_fact(latest, order)
-        self.stderr_tail = ""
-        for length in range(min(STDERR_TAIL_CHARS, len(observed)), 0, -1):
-            tail = observed[-length:]
-            if any(len(tail) < len(text) and text.startswith(tail) for text, _ in STDERR_SIGNATURES):
-                self.stderr_tail = tail
-                break
 
     def on_stdout_end(self) -> None:
         self.stdout_ended = True  # settles at result time unless the process exits within the grace
@@ -402,20 +253,7 @@ class CodexRun:
 
     def failure_info(self, turn: Json) -> tuple[str, int | None]:
         """The category (and kept HTTP status) of a failed terminal; anything outside the union is unknown."""
-        error = turn.get("error")
-        if not isinstance(error, dict):
-            return "unknown", None
-        info = error.get("codexErrorInfo")
-        if isinstance(info, str):
-            return (info, None) if info in STRING_VARIANTS else ("unknown", None)
-        if isinstance(info, dict) and len(info) == 1:
-            [(name, detail)] = info.items()
-            if isinstance(detail, dict):
-                if name in HTTP_STATUS_VARIANTS:
-                    return name, self.status_code(detail.get("httpStatusCode"))
-                if name == ACTIVE_TURN_NOT_STEERABLE:
-                    return name, None
-        return "unknown", None
+        return classify(turn.get("error"), self.status_code)
 
     @staticmethod
     def status_code(value: Any) -> int | None:
@@ -428,7 +266,7 @@ class CodexRun:
         try:
             result, fact, provisional = self.answer(method, params)
         except ProtocolFailure:
-            self.replies.append({"id": request_id, "error": {"code": INTERNAL_ERROR, "message": "internal error"}})
+            self.replies.append(internal_error(request_id))
             self.fail(stage)
             return
         self.replies.append({"id": request_id, "result": result})
@@ -438,23 +276,13 @@ class CodexRun:
             self.record_fact(fact, order)
 
     def answer(self, method: str, params: Json) -> tuple[Json, PermissionFact, bool]:
-        """The reply to a supported request, the fact it records, and whether its turn is provisional."""
-        if method in ("item/commandExecution/requestApproval", "item/fileChange/requestApproval"):
-            provisional = self.check_run_ids(params)
-            decision = self.unattended_decision(params)
-            if method == "item/commandExecution/requestApproval":
-                fact = COMMAND_CANCELLED if decision == "cancel" else COMMAND_DECLINED
-            else:
-                fact = FILE_CANCELLED if decision == "cancel" else FILE_DECLINED
-            return {"decision": decision}, fact, provisional
-        if method == "item/permissions/requestApproval":
-            return {"permissions": {}, "scope": "turn"}, PERMISSIONS_DENIED, self.check_run_ids(params)
-        if method == "item/tool/requestUserInput":
-            return {"answers": {}}, USER_INPUT_EMPTY, self.check_run_ids(params)
-        if method == "mcpServer/elicitation/request":
-            provisional = self.check_run_ids(params, turn_may_be_null=True)
-            return {"action": "decline", "content": None, "_meta": None}, ELICITATION_DECLINED, provisional
-        raise ProtocolFailure("subagent-codex: unsupported app-server request")
+        """The reply to a supported request, the fact it records, and whether its turn is provisional
+        (the ids are checked before the reply is chosen)."""
+        if method not in SERVER_REQUESTS:
+            raise ProtocolFailure("subagent-codex: unsupported app-server request")
+        provisional = self.check_run_ids(params, turn_may_be_null=method == ELICITATION)
+        reply, fact = unattended_reply(method, params)
+        return reply, fact, provisional
 
     def check_run_ids(self, params: Json, *, turn_may_be_null: bool = False) -> bool:
         if params.get("threadId") != self.thread_id:
@@ -468,18 +296,6 @@ class CodexRun:
         if turn_id != self.turn_id:
             raise ProtocolFailure("subagent-codex: app-server request referenced another turn")
         return False
-
-    @staticmethod
-    def unattended_decision(params: Json) -> str:
-        available = params.get("availableDecisions")
-        if available is None:
-            return "decline"
-        if isinstance(available, list):
-            if "cancel" in available:
-                return "cancel"
-            if "decline" in available:
-                return "decline"
-        raise ProtocolFailure("subagent-codex: app-server offered no unattended approval decision")
 
     # ---- the result
 
