@@ -251,8 +251,8 @@ class CodexProcessRun(AppServerClient):
             pass  # an error ending stdin is contained
         signal_group(pgid, signal.SIGTERM)
         try:
-            self.faults.check("tree_wait", _WaitFailed)
             self._wait_tree(pgid)
+            self.faults.check("tree_wait", _WaitFailed)  # the wait was performed, then fails
             child.wait()
         except _WaitFailed:
             self._release(pgid)
