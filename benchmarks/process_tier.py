@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import reference_impl
+from conformance.process.checks import refused_before_spawn
 from conformance.process.scenarios import Scenario, fake_argv
-from conformance.process.tier import TIERS, plan_runs, product_scenarios, refused_before_spawn
+from conformance.process.tier import TIERS, plan_runs, product_scenarios
 from conformance.spec import Spec, load_spec
 
 

@@ -16,27 +16,31 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.areas.background.blame import (
+    foreground_diagnostic_span,
+    job_notice_blame,
+    job_text_blame,
+    notice_blame,
+    outcome_blame,
+    without_output,
+)
 from conformance.areas.background.oracle import (
     accepts_outcome,
-    boundary_results,
     expected_job_notice,
     expected_job_text,
     expected_notice,
     expected_outcome,
-    foreground_diagnostic_span,
     job_notice_accepted,
-    job_notice_blame,
-    job_text_blame,
+    row_requirement,
+    tables,
+)
+from conformance.areas.background.strategies import (
+    boundary_results,
     labels,
-    notice_blame,
     notice_requests,
-    outcome_blame,
     planted_result,
     results_of_row,
-    row_requirement,
     stop_reasons_of,
-    tables,
-    without_output,
 )
 from conformance.areas.texts import any_text
 from conformance.harness.adapter import Adapter

@@ -19,6 +19,7 @@ import pytest
 from conformance.areas.results.strategies import expected_rendering
 from conformance.harness.adapter import Adapter
 from conformance.process.ahead import Played, plays
+from conformance.process.checks import canary_site_problems, check_runs, transcript
 from conformance.process.claude_code import (
     CONTROL_SUBTYPES,
     MODE_FLAG,
@@ -29,15 +30,7 @@ from conformance.process.claude_code import (
 )
 from conformance.process.marks import checks, reaches
 from conformance.process.scenarios import PlannedRun, Scenario
-from conformance.process.tier import (
-    batches,
-    canary_site_problems,
-    check_runs,
-    overlapping,
-    plan_runs,
-    product_scenarios,
-    transcript,
-)
+from conformance.process.tier import batches, overlapping, plan_runs, product_scenarios
 from conformance.spec import Spec, load_spec
 from conformance.verdict.blame import Violation, expect
 

@@ -18,15 +18,10 @@ from typing import Any
 import pytest
 
 from conformance.process.ahead import Played, plays
+from conformance.process.checks import canary_site_problems, check_runs
 from conformance.process.marks import checks, reaches
 from conformance.process.scenarios import PlannedRun, Scenario
-from conformance.process.tier import (
-    batches,
-    canary_site_problems,
-    check_runs,
-    plan_runs,
-    product_scenarios,
-)
+from conformance.process.tier import batches, plan_runs, product_scenarios
 from conformance.spec import Spec, load_spec
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).

@@ -6,7 +6,7 @@ Expected texts are rendered, never written: a failure's facts through the diagno
 rejections from rows of claude-code.yaml ``startup_rejections``, permission lines from rows
 of ``permission_facts``, and the scenarios of every SDK result subtype from vocabulary
 ``result_subtype`` with the pure tier's oracle. Planning runs, planting canaries and the checks
-both products share are conformance/process/tier.py.
+both products share are conformance/process/tier.py and checks.py.
 """
 
 from __future__ import annotations

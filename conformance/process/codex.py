@@ -6,7 +6,7 @@ Codex oracle (conformance/areas/codex/oracle.py: failure_line_fields, permission
 texts are rows of table startup_rejections, prefixes rows of diagnostic.products, the frames the
 provider writes rows of client_frames and mode_fields, replies rows of server_request_replies.
 Planning runs, planting canaries, expanding the ``for_each_row`` templates and the checks both
-products share are conformance/process/tier.py.
+products share are conformance/process/tier.py and checks.py.
 """
 
 from __future__ import annotations

@@ -1,0 +1,96 @@
+"""Strategies for the background operations' inputs, inside their domains: SubagentResults of
+one job_outcomes row (results' SubagentResult strategy), labels, ids, notice requests, and the
+canaries planted at each output site.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from conformance.areas.background.oracle import (
+    ODD_STOP_REASONS,
+    Json,
+)
+from conformance.areas.diagnostic.oracle import bound
+from conformance.areas.results.strategies import content_blocks, diagnostics, subagent_results
+
+
+def _bounded(spec: Any) -> Any:
+    return bound(spec).expected
+
+
+def stop_reasons_of(row: Json) -> st.SearchStrategy[str]:
+    if row["stop_reason"] == "unknown":
+        return st.sampled_from(ODD_STOP_REASONS)
+    return st.just(str(row["stop_reason"]))
+
+
+def results_of_row(spec: Any, row: Json) -> st.SearchStrategy[Json]:
+    """SubagentResults (results.py's strategy) moved into one job_outcomes row: its stop class
+    and diagnostic presence, the diagnostic bounded as the shared result boundary bounds it."""
+    cut = _bounded(spec)
+
+    def place(base: Json, stop: str, diagnostic: str) -> Json:
+        result: Json = {"output": base["output"], "stopReason": stop}
+        if row["diagnostic"]:
+            result["diagnostic"] = cut(base.get("diagnostic", diagnostic))
+        return result
+
+    return st.builds(place, subagent_results(spec), stop_reasons_of(row), diagnostics())
+
+
+def boundary_results(spec: Any, row: Json) -> list[Json]:
+    """Deterministic results of a row with a diagnostic at the bound, multi-line, or empty."""
+    if not row["diagnostic"]:
+        return []
+    cut = _bounded(spec)
+    stop = ODD_STOP_REASONS[0] if row["stop_reason"] == "unknown" else str(row["stop_reason"])
+    output = [{"type": "text", "text": "partial assistant text"}]
+    texts = [cut("权限" * 4096), cut("x" * 4096), "line one\nline two\n", ""]
+    return [{"output": output, "stopReason": stop, "diagnostic": d} for d in texts]
+
+
+labels = st.one_of(
+    st.sampled_from(["Observe Claude background diagnostic", "d", "Summarise the logs", "修复测试"]),
+    st.text(alphabet=st.characters(max_codepoint=0xFFFF, exclude_categories=["Cs"]), max_size=140),
+)
+job_ids = st.sampled_from(["subagent-1", "subagent-2", "subagent-17"])
+
+child_ids = st.one_of(
+    st.sampled_from(["child-1", "sess-child", "00000000-0000-4000-8000-000000000017"]),
+    st.text(alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=120),
+)
+
+
+def notice_requests(stop_reasons: st.SearchStrategy[str]) -> st.SearchStrategy[Json]:
+    """settlement_notice inputs: a continuable epoch's result (no diagnostic) and a child id."""
+    return st.builds(
+        lambda child, output, stop: {"childId": child, "result": {"output": output, "stopReason": stop}},
+        child_ids,
+        content_blocks(),
+        stop_reasons,
+    )
+
+
+# ---------------------------------------------------------------- canaries
+
+
+def canary(n: int) -> str:
+    return f"SECRET_TOKEN_{n:04d} /private/secret.txt"
+
+
+def planted_result(site: str, base: Json) -> tuple[Json, list[str]]:
+    """``base`` with canaries planted at an output site of table canary_sites."""
+    result = dict(base)
+    blocks = list(result["output"])
+    if site == "output-text":
+        blocks.append({"type": "text", "text": canary(1)})
+    elif site == "reasoning-text":
+        blocks.append({"type": "reasoning", "text": canary(2)})
+    else:
+        blocks.append({"type": "tool-call", "id": canary(3), "name": canary(4), "arguments": canary(5)})
+    planted = [c for b in blocks[-1:] for k, c in b.items() if k != "type"]
+    result["output"] = blocks
+    return result, planted
