@@ -3,7 +3,7 @@
 An adapter may return a lone surrogate: over exec as the JSON escape "\\ud83d" (a JavaScript
 string cut inside a pair), in-process as a Python str. No terminal, UTF-8 file or XML document
 can carry one raw. Every operation's failure path — its oracle, its blame, the Violation's text,
-the terminal, the JSON report, the Markdown summary and JUnit — must show it escaped and still
+the terminal, the JSON report, the Markdown summary, JUnit and the matrix — must show it escaped and still
 blame exactly. The run is a real subprocess with a strict UTF-8 stdout, as CI's terminal is.
 """
 
@@ -102,6 +102,16 @@ def _reports(done: subprocess.CompletedProcess[bytes], out: Path) -> dict[str, o
     report = json.loads((out / "report.json").read_bytes().decode("utf-8"))
     summary = (out / "summary.md").read_bytes().decode("utf-8")
     ET.parse(out / "junit.xml")
+    # The matrix reads the report back (its escapes are lone surrogates again) and writes pages.
+    matrix = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "matrix", str(out / "report.json"), "--html", str(out / "m.html")],
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"},
+    )
+    assert matrix.returncode == 0, matrix.stderr.decode("utf-8", "replace")
+    (out / "m.html").read_bytes().decode("utf-8")
     return {"report": report, "terminal": terminal, "summary": summary}
 
 
