@@ -126,6 +126,41 @@ def test_a_recording_replay_failure_shows_the_case_and_the_transcript(tmp_path: 
     assert "transcript excerpt:" in run.output and f"violates {ids[0]}" in run.output
 
 
+def test_a_failure_on_the_wire_shows_the_wire_not_two_equal_outcomes(tmp_path: Path, run_suite: RunSuite) -> None:
+    """The run fails as it must (stage turn, unknown) but its reply to the unsupported request is
+    never written: the outcomes are equal, so the failure shows the replies expected and found,
+    says where the difference is, and keeps the outcome in a section."""
+    (tmp_path / "drops_error_replies.py").write_text(
+        "import reference_impl\n"
+        "from reference_impl import codex_process\n"
+        "globals().update({n: getattr(reference_impl, n) for n in reference_impl.__all__})\n"
+        "class DropsErrorReplies(codex_process.CodexProcessRun):\n"
+        "    def _write(self, frame):\n"
+        "        if 'error' not in frame:  # the bug: a -32603 reply is never written\n"
+        "            super()._write(frame)\n"
+        "def run_codex(request):\n"
+        "    return codex_process.run_codex(request, DropsErrorReplies)\n",
+        encoding="utf-8",
+    )
+    run = run_suite(
+        "-q",
+        "--pyargs",
+        "conformance.test_codex_process",
+        "-k",
+        "test_scenario and unsupported-server-request",
+        impl="drops_error_replies",
+        importable=[tmp_path],
+        report=True,
+    )
+    assert run.code == 1, run.tail
+    failure = _failure(run, "test_scenario[unsupported-server-request]")
+    assert [r["id"] for r in failure["requirements"]] == ["CDX-031"]
+    assert failure["expected"] == {"replies to request": 7, "count": 1}
+    assert failure["actual"] == {"replies": [], "count": 0}
+    assert "not in the outcome" in failure["difference"] and "count: expected 1, got 0" in failure["difference"]
+    assert "category: unknown" in failure["sections"]["outcome (as the spec renders it)"]
+
+
 class _Adapter:
     """An adapter whose process operation hangs, or leaves a process of its first run running."""
 
