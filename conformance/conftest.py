@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +40,13 @@ def claim(adapter: Adapter) -> Callable[[str, str], None]:
             pytest.skip(f"{NOT_APPLICABLE}{adapter.impl} does not claim {kind} {value!r}")
 
     return need
+
+
+@pytest.fixture
+def codex_outcome(adapter: Adapter, claim: Callable[[str, str], None]) -> Callable[[Any], Any]:
+    """codex_outcome of the adapter, once it claims the Codex provider (the Codex tiers' one door)."""
+    claim("providers", "codex")
+    return lambda request: adapter.call("codex_outcome", request)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -8,7 +8,6 @@ generated runs (test_codex_runs.py) and canaries at every Codex site of redactio
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -28,7 +27,6 @@ from conformance.areas.codex.scenarios import (
     turn_error,
 )
 from conformance.areas.codex.strategies import ErrorInfo, error_infos
-from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, load_spec
 from conformance.verdict.blame import Violation
 from conformance.verdict.reach import row_params
@@ -36,7 +34,6 @@ from conformance.verdict.reach import row_params
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"codex_outcome"})
 
-Claim = Callable[[str, str], None]
 Json = dict[str, Any]
 requirement = pytest.mark.requirement
 
@@ -63,46 +60,41 @@ def _fact_reach(vector: Json) -> list[pytest.MarkDecorator]:
     return [pytest.mark.reaches("codex.permission_facts", *found)]
 
 
-@pytest.fixture
-def outcome(adapter: Adapter, claim: Claim) -> Outcome:
-    """codex_outcome of the adapter, once it claims the Codex provider."""
-    claim("providers", "codex")
-    return lambda request: adapter.call("codex_outcome", request)
-
-
 # ---- golden vectors
 
 
 @pytest.mark.parametrize("vector", _vectors("outcome_vectors", "CDX-074"))
-def test_outcome_vector(outcome: Outcome, vector: Json) -> None:
-    CHECKS.check(outcome, vector["scenario"], vector["expected"])
+def test_outcome_vector(codex_outcome: Outcome, vector: Json) -> None:
+    CHECKS.check(codex_outcome, vector["scenario"], vector["expected"])
 
 
 @pytest.mark.parametrize("form", _vectors("http_status_forms", "CDX-001", "DIA-008"))
-def test_http_status_form(outcome: Outcome, form: Json) -> None:
+def test_http_status_form(codex_outcome: Outcome, form: Json) -> None:
     value = form.get("value")
     assert js_uint16(value) == form["printed"] and (form["printed"] is not None) == form["kept"], (
         "the suite's httpStatusCode reading disagrees with this row"
     )
     detail = {"httpStatusCode": value} if form["present"] else {}
     request = scenario([response(), terminal(failed_turn(turn_error({form["variant"]: detail})))])
-    CHECKS.check(outcome, request, ORACLE.failure("never", [], "turn", form["variant"], http_status=form["printed"]))
+    CHECKS.check(
+        codex_outcome, request, ORACLE.failure("never", [], "turn", form["variant"], http_status=form["printed"])
+    )
 
 
 @pytest.mark.parametrize("rule", _vectors("unknown_rules", "CDX-009"))
-def test_unknown_rule(outcome: Outcome, rule: Json) -> None:
+def test_unknown_rule(codex_outcome: Outcome, rule: Json) -> None:
     request = scenario([response(), terminal(rule["turn"])])
-    CHECKS.check(outcome, request, ORACLE.failure("never", [], "turn", rule["category"]))
+    CHECKS.check(codex_outcome, request, ORACLE.failure("never", [], "turn", rule["category"]))
 
 
 @pytest.mark.parametrize("row", row_params(_SPEC, "codex", "newer_variants", marks=lambda r: [requirement("CDX-008")]))
-def test_newer_variant_is_unknown(outcome: Outcome, row: Json) -> None:
+def test_newer_variant_is_unknown(codex_outcome: Outcome, row: Json) -> None:
     request = scenario([response(), terminal(failed_turn(turn_error(row["wire"], misalignment=None)))])
-    CHECKS.check(outcome, request, ORACLE.failure("never", [], "turn", "unknown"))
+    CHECKS.check(codex_outcome, request, ORACLE.failure("never", [], "turn", "unknown"))
 
 
 @pytest.mark.parametrize("vector", _vectors("answer_selection", "CDX-013"))
-def test_answer_selection(outcome: Outcome, vector: Json) -> None:
+def test_answer_selection(codex_outcome: Outcome, vector: Json) -> None:
     events = [response()]
     for item in vector["items"]:
         events.append(item_completed(item))
@@ -113,11 +105,11 @@ def test_answer_selection(outcome: Outcome, vector: Json) -> None:
     expected: Json = {"stopReason": vector["stop_reason"], "output": vector["output"], "replies": []}
     if vector["diagnostic"] is not None:
         expected["diagnostic"] = vector["diagnostic"]
-    CHECKS.check(outcome, scenario(events), expected)
+    CHECKS.check(codex_outcome, scenario(events), expected)
 
 
 @pytest.mark.parametrize("vector", _vectors("server_request_replies", "CDX-035", "CDX-036"))
-def test_server_request_reply(outcome: Outcome, vector: Json) -> None:
+def test_server_request_reply(codex_outcome: Outcome, vector: Json) -> None:
     request_id = f"request-{vector['name']}"
     ask = server_request(request_id, vector["method"], vector["params"])
     replies = [{"id": request_id, **vector["reply"]}]
@@ -128,16 +120,16 @@ def test_server_request_reply(outcome: Outcome, vector: Json) -> None:
         request = failed_run(ask)
         fact = ORACLE.fact_by_decision(vector["request"], vector["decision"])
         expected = ORACLE.failure("never", [], "turn", "other", fact=fact, replies=replies)
-    CHECKS.check(outcome, request, expected)
+    CHECKS.check(codex_outcome, request, expected)
 
 
 @pytest.mark.parametrize("vector", _vectors("stderr_vectors", "RED-006"))
-def test_stderr_vector(outcome: Outcome, vector: Json) -> None:
+def test_stderr_vector(codex_outcome: Outcome, vector: Json) -> None:
     request = failed_run(*({"stderr": c} for c in vector["chunks"]), mode=vector["mode"])
     expected = ORACLE.failure(vector["mode"], [], "turn", "other")
     if vector["fact"] is not None:
         expected["diagnostic"] += "\n" + vector["fact"]
-    CHECKS.check(outcome, request, expected)
+    CHECKS.check(codex_outcome, request, expected)
 
 
 # ---- the mapping, exhaustively and as a property
@@ -147,7 +139,7 @@ def test_stderr_vector(outcome: Outcome, vector: Json) -> None:
     "CDX-001", "CDX-002", "CDX-003", "CDX-004", "CDX-007", "CDX-011", "CDX-012", "CDX-013", "CDX-039", "DIA-008"
 )
 @pytest.mark.reaches("codex.variants", *range(len(_table("variants"))))
-def test_every_variant_status_and_http_status_form(outcome: Outcome) -> None:
+def test_every_variant_status_and_http_status_form(codex_outcome: Outcome) -> None:
     """Each of the sixteen variants under each terminal status, with every httpStatusCode form
     (it loops over every row of table variants, so it reaches each)."""
     forms = [(r["value"] if r["present"] else ..., r["printed"]) for r in _table("http_status_forms")]
@@ -169,7 +161,7 @@ def test_every_variant_status_and_http_status_form(outcome: Outcome) -> None:
                     assert expected["stopReason"] == row["stop_reason"]
                 else:
                     expected = ORACLE.failure("never", output, "turn", "unknown")
-                CHECKS.check(outcome, request, expected)
+                CHECKS.check(codex_outcome, request, expected)
 
 
 @pytest.mark.parametrize(
@@ -182,16 +174,16 @@ def test_every_variant_status_and_http_status_form(outcome: Outcome) -> None:
         where=lambda r: r["kind"] == "string",
     ),
 )
-def test_string_variant_written_as_an_object_is_unknown(outcome: Outcome, row: Json) -> None:
+def test_string_variant_written_as_an_object_is_unknown(codex_outcome: Outcome, row: Json) -> None:
     """Each string variant written as a one-key object (with an empty, an object or a null detail)
     is outside the union: category unknown, stop reason error, never the variant."""
     for detail in ({}, {"httpStatusCode": 503}, None):
         request = scenario([response(), terminal(failed_turn(turn_error({row["variant"]: detail})))])
-        CHECKS.check(outcome, request, ORACLE.failure("never", [], "turn", "unknown"))
+        CHECKS.check(codex_outcome, request, ORACLE.failure("never", [], "turn", "unknown"))
 
 
 @requirement("CDX-003", "CDX-006", "RED-004")
-def test_object_variant_needs_one_key_and_an_object_detail(outcome: Outcome) -> None:
+def test_object_variant_needs_one_key_and_an_object_detail(codex_outcome: Outcome) -> None:
     """Every object variant of table variants beside a second key (known or not), with a detail
     that is not an object, or written with another case, is unknown."""
     names = sorted(ORACLE.variant_names) + ["futureVariant", ""]
@@ -205,7 +197,7 @@ def test_object_variant_needs_one_key_and_an_object_detail(outcome: Outcome) -> 
         infos += [{name.upper(): detail}, {name[0].upper() + name[1:]: detail}]
         for info in infos:
             request = scenario([response(), terminal(failed_turn(turn_error(info)))])
-            CHECKS.check(outcome, request, ORACLE.failure("never", [], "turn", "unknown"))
+            CHECKS.check(codex_outcome, request, ORACLE.failure("never", [], "turn", "unknown"))
 
 
 @requirement(
@@ -239,22 +231,22 @@ def test_object_variant_needs_one_key_and_an_object_detail(outcome: Outcome) -> 
     "RED-002",
     "RED-004",
 )
-def test_terminal_mapping_follows_the_tables(outcome: Outcome, spec: Spec) -> None:
+def test_terminal_mapping_follows_the_tables(codex_outcome: Outcome, spec: Spec) -> None:
     @given(case=mapped_terminals(spec, ORACLE))
     def check(case: tuple[Json, Json]) -> None:
-        CHECKS.check(outcome, *case, found=True)
+        CHECKS.check(codex_outcome, *case, found=True)
 
     check()
 
 
 @requirement("CDX-011")
-def test_no_category_is_a_refusal(outcome: Outcome, spec: Spec) -> None:
+def test_no_category_is_a_refusal(codex_outcome: Outcome, spec: Spec) -> None:
     """Whatever the error info, a failed terminal is error or max-tokens, never refusal or aborted."""
 
     @given(info=error_infos(spec))
     def check(info: ErrorInfo) -> None:
         request = scenario([response(), terminal(failed_turn(info.error))])
-        result = outcome(request)
+        result = codex_outcome(request)
         if result["stopReason"] != ORACLE.stop_reason(info.category):
             raise Violation(
                 ["CDX-011"],

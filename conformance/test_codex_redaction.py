@@ -7,7 +7,6 @@ the same texts.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -16,7 +15,6 @@ from hypothesis import strategies as st
 
 from conformance.areas.codex.canaries import PLANTERS, canary_names, decoy_names, instantiate, planted_runs
 from conformance.areas.codex.checks import Outcome, codex_checks
-from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, load_spec
 from conformance.verdict.blame import Violation
 from conformance.verdict.reach import row_params, share
@@ -24,20 +22,12 @@ from conformance.verdict.reach import row_params, share
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"codex_outcome"})
 
-Claim = Callable[[str, str], None]
 Json = dict[str, Any]
 requirement = pytest.mark.requirement
 
 _SPEC = load_spec()
 CHECKS = codex_checks(_SPEC)
 ORACLE = CHECKS.oracle
-
-
-@pytest.fixture
-def outcome(adapter: Adapter, claim: Claim) -> Outcome:
-    """codex_outcome of the adapter, once it claims the Codex provider."""
-    claim("providers", "codex")
-    return lambda request: adapter.call("codex_outcome", request)
 
 
 def _planted_via_outcome(row: Json) -> bool:
@@ -91,7 +81,7 @@ def _site_marks(row: Json) -> list[pytest.MarkDecorator]:
         for param in row_params(_SPEC, "redaction", "canary_sites", where=_planted_via_outcome)
     ],
 )
-def test_canaries_never_reach_a_text(outcome: Outcome, spec: Spec, site: str) -> None:
+def test_canaries_never_reach_a_text(codex_outcome: Outcome, spec: Spec, site: str) -> None:
     """A canary planted at the site appears in no diagnostic and no reply (in any case), every
     diagnostic is a sentence of the grammar, and decoys spelling categories, fields and whole
     lines in the same places give exactly the same texts."""
@@ -108,7 +98,7 @@ def test_canaries_never_reach_a_text(outcome: Outcome, spec: Spec, site: str) ->
         results, requests = [], []
         for names in (canaries, decoy_names(count)):
             request = instantiate(template, names)
-            result = outcome(request)
+            result = codex_outcome(request)
             requests.append(request)
             results.append({**result, "replies": _without_ids(result["replies"])})
         texts = [results[0].get("diagnostic", ""), json.dumps(results[0]["replies"], ensure_ascii=False)]
@@ -120,7 +110,7 @@ def test_canaries_never_reach_a_text(outcome: Outcome, spec: Spec, site: str) ->
                         operation="codex_outcome",
                         input=requests[0],
                         expected=f"no text containing the canary {canary!r} planted at site {site}",
-                        actual=outcome(requests[0]),
+                        actual=codex_outcome(requests[0]),
                         detail=f"canary {canary!r} planted at {site} appears in {text!r}",
                     )
         for request, result in zip(requests, results, strict=True):

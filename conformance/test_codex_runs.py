@@ -6,7 +6,6 @@ tables (conformance.areas.codex.oracle) and to the diagnostic grammar.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -24,27 +23,18 @@ from conformance.areas.codex.scenarios import (
     server_request,
 )
 from conformance.areas.texts import any_text
-from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, load_spec
 from conformance.verdict.blame import Violation
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"codex_outcome"})
 
-Claim = Callable[[str, str], None]
 Json = dict[str, Any]
 requirement = pytest.mark.requirement
 
 _SPEC = load_spec()
 CHECKS = codex_checks(_SPEC)
 ORACLE = CHECKS.oracle
-
-
-@pytest.fixture
-def outcome(adapter: Adapter, claim: Claim) -> Outcome:
-    """codex_outcome of the adapter, once it claims the Codex provider."""
-    claim("providers", "codex")
-    return lambda request: adapter.call("codex_outcome", request)
 
 
 # ---- answer selection and settlement
@@ -66,10 +56,10 @@ def outcome(adapter: Adapter, claim: Claim) -> Outcome:
     "CDX-047",
     "DIA-014",
 )
-def test_answer_and_stop_reason_follow_the_tables(outcome: Outcome) -> None:
+def test_answer_and_stop_reason_follow_the_tables(codex_outcome: Outcome) -> None:
     @given(case=answer_runs(ORACLE))
     def check(case: tuple[Json, Json]) -> None:
-        CHECKS.check(outcome, *case, found=True)
+        CHECKS.check(codex_outcome, *case, found=True)
 
     check()
 
@@ -93,10 +83,10 @@ def test_answer_and_stop_reason_follow_the_tables(outcome: Outcome) -> None:
     "DIA-010",
     "DIA-014",
 )
-def test_settlement_follows_observation_order(outcome: Outcome) -> None:
+def test_settlement_follows_observation_order(codex_outcome: Outcome) -> None:
     @given(case=settlement_runs(ORACLE))
     def check(case: tuple[Json, Json]) -> None:
-        CHECKS.check(outcome, *case, found=True)
+        CHECKS.check(codex_outcome, *case, found=True)
 
     check()
 
@@ -119,30 +109,30 @@ def test_settlement_follows_observation_order(outcome: Outcome) -> None:
     "DIA-013",
     "DIA-014",
 )
-def test_only_the_latest_permission_fact_is_kept(outcome: Outcome, spec: Spec) -> None:
+def test_only_the_latest_permission_fact_is_kept(codex_outcome: Outcome, spec: Spec) -> None:
     @given(case=fact_runs(spec, ORACLE))
     def check(case: tuple[Json, Json]) -> None:
-        CHECKS.check(outcome, *case, found=True)
+        CHECKS.check(codex_outcome, *case, found=True)
 
     check()
 
 
 @requirement("CDX-040", "RED-006")
-def test_stderr_signature_split_at_every_position(outcome: Outcome) -> None:
+def test_stderr_signature_split_at_every_position(codex_outcome: Outcome) -> None:
     for signature in ORACLE.signatures:
         expected = ORACLE.failure("never", [], "turn", "other", fact=ORACLE.signature_fact(signature))
         for cut in range(1, len(signature)):
             chunks = [f"SECRET_TOKEN {signature[:cut]}", f"{signature[cut:]} /private/secret.txt"]
-            CHECKS.check(outcome, failed_run(*({"stderr": c} for c in chunks)), expected)
+            CHECKS.check(codex_outcome, failed_run(*({"stderr": c} for c in chunks)), expected)
             three = [signature[:cut], signature[cut : cut + 1], signature[cut + 1 :]]
-            CHECKS.check(outcome, failed_run(*({"stderr": c} for c in three if c)), expected)
+            CHECKS.check(codex_outcome, failed_run(*({"stderr": c} for c in three if c)), expected)
 
 
 @requirement("CDX-037", "CDX-040", "CDX-041", "RED-006")
-def test_stderr_signatures_across_chunks(outcome: Outcome) -> None:
+def test_stderr_signatures_across_chunks(codex_outcome: Outcome) -> None:
     @given(case=stderr_runs(ORACLE))
     def check(case: tuple[Json, Json]) -> None:
-        CHECKS.check(outcome, *case, found=True)
+        CHECKS.check(codex_outcome, *case, found=True)
 
     check()
 
@@ -151,7 +141,7 @@ def test_stderr_signatures_across_chunks(outcome: Outcome) -> None:
 
 
 @requirement("CDX-033", "CDX-034", "CDX-035")
-def test_replies_echo_ids_and_follow_the_thread(outcome: Outcome) -> None:
+def test_replies_echo_ids_and_follow_the_thread(codex_outcome: Outcome) -> None:
     """Replies carry the request's id with its JSON type; a request of another thread fails the run."""
 
     @given(
@@ -163,7 +153,7 @@ def test_replies_echo_ids_and_follow_the_thread(outcome: Outcome) -> None:
         ask = server_request(request_id, "item/tool/requestUserInput", {"threadId": thread, "turnId": turn})
         foreign = (thread, turn) != (THREAD_ID, TURN_ID)
         request = scenario([response(), ask]) if foreign else failed_run(ask)
-        result = outcome(request)
+        result = codex_outcome(request)
         ids = [r["id"] for r in result["replies"]]
         if ids != [request_id] or type(ids[0]) is not type(request_id):
             raise Violation(
@@ -188,7 +178,7 @@ def test_replies_echo_ids_and_follow_the_thread(outcome: Outcome) -> None:
 
 
 @requirement("CDX-044", "CDX-045")
-def test_exit_outcome_is_printed_only_when_observed(outcome: Outcome) -> None:
+def test_exit_outcome_is_printed_only_when_observed(codex_outcome: Outcome) -> None:
     @given(
         exit_code=st.none() | st.integers(0, 4294967295),
         signal=st.none() | st.sampled_from(ORACLE.signals),
@@ -202,6 +192,6 @@ def test_exit_outcome_is_printed_only_when_observed(outcome: Outcome) -> None:
             request = failed_run(process_exit(exit_code, signal))
             request["events"].append(request["events"].pop(1))  # the exit comes after the terminal
             expected = ORACLE.failure("never", [], "turn", "other", exit_code=exit_code, signal=signal)
-        CHECKS.check(outcome, request, expected)
+        CHECKS.check(codex_outcome, request, expected)
 
     check()

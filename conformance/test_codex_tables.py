@@ -5,7 +5,6 @@ rows are prose, so each case is checked against its row before it is sent.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -25,27 +24,18 @@ from conformance.areas.codex.scenarios import (
     terminal,
     turn_error,
 )
-from conformance.harness.adapter import Adapter
 from conformance.spec import load_spec
 from conformance.verdict.reach import row_params
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"codex_outcome"})
 
-Claim = Callable[[str, str], None]
 Json = dict[str, Any]
 requirement = pytest.mark.requirement
 
 _SPEC = load_spec()
 CHECKS = codex_checks(_SPEC)
 ORACLE = CHECKS.oracle
-
-
-@pytest.fixture
-def outcome(adapter: Adapter, claim: Claim) -> Outcome:
-    """codex_outcome of the adapter, once it claims the Codex provider."""
-    claim("providers", "codex")
-    return lambda request: adapter.call("codex_outcome", request)
 
 
 def _terminal_case(row: Json) -> tuple[Json, Json]:
@@ -65,12 +55,12 @@ def _terminal_case(row: Json) -> tuple[Json, Json]:
 
 @requirement("CDX-013", "CDX-011", "CDX-039")
 @pytest.mark.parametrize("row", row_params(_SPEC, "codex", "terminal_handling"))
-def test_terminal_handling_row(outcome: Outcome, row: Json) -> None:
+def test_terminal_handling_row(codex_outcome: Outcome, row: Json) -> None:
     """Each row of terminal_handling, deterministically: its status, its stop reason, its stage
     and category, and the sandbox fact where the row records one."""
     request, expected = _terminal_case(row)
     assert expected["stopReason"] == row["stop_reason"], "the suite's case disagrees with the row"
-    CHECKS.check(outcome, request, expected)
+    CHECKS.check(codex_outcome, request, expected)
 
 
 def _fact_trigger(row: Json) -> list[Json] | None:
@@ -91,13 +81,15 @@ def _fact_trigger(row: Json) -> list[Json] | None:
 @pytest.mark.parametrize(
     "row", row_params(_SPEC, "codex", "permission_facts", where=lambda r: _fact_trigger(r) is not None)
 )
-def test_permission_fact_of_each_trigger(outcome: Outcome, row: Json) -> None:
+def test_permission_fact_of_each_trigger(codex_outcome: Outcome, row: Json) -> None:
     """Each permission_facts row fired by an item, a terminal or stderr records exactly its line."""
     events = _fact_trigger(row)
     assert events is not None
     category = "sandboxError" if "sandboxError" in str(row["trigger"]) else "other"
     fact = Fact(row["request"], row["decision"], row["reason"])
-    CHECKS.check(outcome, scenario([response(), *events]), ORACLE.failure("never", [], "turn", category, fact=fact))
+    CHECKS.check(
+        codex_outcome, scenario([response(), *events]), ORACLE.failure("never", [], "turn", category, fact=fact)
+    )
 
 
 # One run per row of table stop_reasons, in its order: (events after the turn/start response,
@@ -119,7 +111,7 @@ _STOP_CASES: list[tuple[list[Json], bool, str, str]] = [
 
 @requirement("CDX-011", "CDX-012", "CDX-016", "CDX-022")
 @pytest.mark.parametrize("row", row_params(_SPEC, "codex", "stop_reasons"))
-def test_stop_reason_of_each_situation(outcome: Outcome, row: Json) -> None:
+def test_stop_reason_of_each_situation(codex_outcome: Outcome, row: Json) -> None:
     """Each row of stop_reasons, deterministically."""
     events, cancelled, stage, category = _STOP_CASES[list(_SPEC.table("codex", "stop_reasons").rows).index(row)]
     request = scenario([response(), *events], cancelled=cancelled)
@@ -131,7 +123,7 @@ def test_stop_reason_of_each_situation(outcome: Outcome, row: Json) -> None:
         expected = ORACLE.failure("never", output, stage, category, exit_code=exit_code)
     assert expected["stopReason"] == row["stop_reason"], "the suite's case disagrees with its row"
     assert row.get("category") in (None, category), "the suite's case disagrees with its row"
-    CHECKS.check(outcome, request, expected)
+    CHECKS.check(codex_outcome, request, expected)
 
 
 _T, _U = {"threadId": THREAD_ID}, {"threadId": THREAD_ID, "turnId": TURN_ID}
@@ -168,7 +160,7 @@ _NOTIFICATION_CASES: dict[tuple[str, int], tuple[list[Json], str]] = {
 
 @requirement("CDX-024", "CDX-025", "CDX-026", "CDX-028")
 @pytest.mark.parametrize("row", row_params(_SPEC, "codex", "notification_handling"))
-def test_notification_handling_row(outcome: Outcome, row: Json) -> None:
+def test_notification_handling_row(codex_outcome: Outcome, row: Json) -> None:
     """Each step of notification_handling, deterministically: a frame that fails its check (the
     last step: one that passes) and what the row says follows."""
     frames, effect = _NOTIFICATION_CASES[(row["method"], row["step"])]
@@ -191,4 +183,4 @@ def test_notification_handling_row(outcome: Outcome, row: Json) -> None:
         request, expected = scenario([response(), *frames]), ORACLE.failure("never", [], "turn", "other")
     else:
         request, expected = scenario([response(), *frames, _OTHER]), ORACLE.failure("never", [], "turn", "other")
-    CHECKS.check(outcome, request, expected)
+    CHECKS.check(codex_outcome, request, expected)
