@@ -147,20 +147,20 @@ class ProcessOracle:
         ]
 
     def dispose(self, expected: list[Json] | None) -> list[list[Json]]:
-        """The dispose() settlements allowed: a rejection's teardown line as :meth:`teardown` allows,
-        the same text each time (CDX-068)."""
+        """The dispose() settlements allowed, the same text each time (CDX-068). A teardown line
+        shows an outcome the published run had observed (CDX-067: its result showed it); with none
+        observed, it shows none or the termination its performed wait saw."""
         if expected is None:
             return [[]]
-        if all(s == expected[0] for s in expected) and expected[0] != "resolved":
-            lines = [line for line, _ in self.teardown(expected[0]["rejected"], spawned=True)]
-            return [[{"rejected": self.prefix + line}] * len(expected) for line in lines]
-        options = [
-            [{"resolved": True}]
-            if s == "resolved"
-            else [{"rejected": self.prefix + line} for line, _ in self.teardown(s["rejected"], spawned=True)]
-            for s in expected
-        ]
+        options = [[{"resolved": True}] if s == "resolved" else self.dispose_texts(s["rejected"]) for s in expected]
+        if all(s == expected[0] for s in expected):
+            return [[option] * len(expected) for option in options[0]]
         return [list(pair) for pair in itertools.product(*options)]
+
+    def dispose_texts(self, failure: Json) -> list[Json]:
+        if {"exitCode", "signal"} & set(failure):
+            return [{"rejected": self.prefix + line} for line in self.lines(failure)]
+        return [{"rejected": self.prefix + line} for line, _ in self.teardown(failure, spawned=True)]
 
     # ---- what the provider wrote
 
