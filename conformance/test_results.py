@@ -49,12 +49,11 @@ def _bound(adapter: Adapter) -> Callable[[str], Any]:
 
 
 def _probe(adapter: Adapter) -> Callable[[Json], Any]:
-    """The adapter's own selection over a run's own steps (the last value of its fold)."""
+    """The adapter's own fold over a run's own steps: its value after each of them."""
 
     def selected(request: Json) -> Any:
         own = request["steps"][request["boundary"] :]
-        values = adapter.call("fold_output", {"binding": request["binding"], "steps": own})
-        return values[-1] if values else None
+        return adapter.call("fold_output", {"binding": request["binding"], "steps": own})
 
     return selected
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.areas.selection.oracle import assert_selection
+from conformance.areas.selection.blame import assert_selection
 from conformance.spec import load_spec
 
 STEPS = [

@@ -15,7 +15,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from conformance.areas.selection.oracle import SelectionOracle, diagnose, oracle_values
+from conformance.areas.selection.blame import diagnose, first_fold_difference
+from conformance.areas.selection.oracle import SelectionOracle, oracle_values
 from conformance.spec import Spec
 from conformance.verdict.blame import Violation, difference, pasteable_row, utf8_size
 
@@ -166,16 +167,16 @@ def _output_requirement(spec: Spec, request: Json, got: Json, rule: str, probe: 
 
 def _selection_requirement(spec: Spec, request: Json, output: list[Json], probe: Callable[[Json], Any] | None) -> str:
     """A wrong output on a path whose output is the selection. ``probe`` asks the adapter for
-    its own selection over the run's own steps: when that is wrong too, the selection rule it
-    breaks is blamed (the settlement of a wrong fold is right about the fold); when it is
-    right, the settlement lost it on the way to the result (RES-002)."""
+    its own fold over the run's own steps: when that goes wrong, the selection rule the step
+    that made it go wrong breaks is blamed, as the selection tier blames the same fold (the
+    settlement of a wrong fold is right about the fold); when it is right, the settlement lost
+    it on the way to the result (RES-002)."""
     own = request["steps"][request["boundary"] :]
-    expected = oracle_values(spec, request["binding"], own)[-1] if own else None
     if probe is not None and own:
-        selected = probe(request)
-        if selected != expected:
-            return diagnose(spec, request["binding"], own, selected)[0][0]
-        return "RES-002"
+        values = probe(request)
+        if isinstance(values, list) and len(values) == len(own):
+            found = first_fold_difference(spec, request["binding"], own, values)
+            return found[1][0] if found is not None else "RES-002"
     oracle = SelectionOracle(spec, request["binding"])
     for step in own:
         oracle.push(step)
