@@ -60,7 +60,7 @@ def test_products_record_refuses_to_write_into_an_installed_suite(
 ) -> None:
     package = tmp_path / "site-packages" / "conformance"
     (package / "_data" / "fixtures" / "recordings").mkdir(parents=True)
-    monkeypatch.setattr(resources, "_PACKAGE", package)  # as from a wheel: the data under _data
+    monkeypatch.setattr(resources, "PACKAGE", package)  # as from a wheel: the data under _data
     for args in ([], ["--output", str(package / "_data" / "fixtures" / "recordings")]):
         assert main(["products", "record", *args]) == 2
         err = capsys.readouterr().err

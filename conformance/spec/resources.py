@@ -5,18 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1]  # the conformance package: its face holds the test modules
-_PACKAGE = PACKAGE
 
 
 def _data_dir(name: str) -> Path:
     # A wheel carries spec/ and fixtures/ under conformance/_data (see pyproject.toml);
     # a checkout or an editable install reads them from the repository root.
-    for candidate in (_PACKAGE / "_data" / name, _PACKAGE.parent / name):
+    for candidate in (PACKAGE / "_data" / name, PACKAGE.parent / name):
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(
-        f"the {name}/ folder is neither at {_PACKAGE / '_data' / name} (installed wheel) "
-        f"nor at {_PACKAGE.parent / name} (checkout): the installation is incomplete"
+        f"the {name}/ folder is neither at {PACKAGE / '_data' / name} (installed wheel) "
+        f"nor at {PACKAGE.parent / name} (checkout): the installation is incomplete"
     )
 
 
@@ -41,7 +40,7 @@ def project_tests_dir() -> Path | None:
 def installed_package() -> Path | None:
     """The package folder when the suite runs from an installed wheel (it ships its data under
     _data), None in a checkout or an editable install, where the data is the project's own."""
-    return _PACKAGE if (_PACKAGE / "_data").is_dir() else None
+    return PACKAGE if (PACKAGE / "_data").is_dir() else None
 
 
 def inside_installed_package(path: Path) -> bool:

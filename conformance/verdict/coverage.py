@@ -31,7 +31,6 @@ from conformance.verdict.reach import reached
 
 PROJECT = "project"  # the value of a requirement's ``tested_by``
 GATE_KEY = pytest.StashKey["RequirementGate"]()
-_PACKAGE = PACKAGE
 
 
 def _modules(folder: Path) -> frozenset[Path]:
@@ -99,7 +98,7 @@ class RequirementGate:
     def _scope(self, session: pytest.Session) -> Scope:
         if len(session.items) < self.collected or any("::" in arg for arg in session.config.args):
             return Scope(conformance=False, project=False)
-        conformance = _modules(_PACKAGE) <= self.modules
+        conformance = _modules(PACKAGE) <= self.modules
         tests = project_tests_dir()
         return Scope(conformance, conformance and tests is not None and _modules(tests) <= self.modules)
 
