@@ -73,7 +73,7 @@ def _per_call(func: Any, calls: int) -> float:
 
 def measure(calls: int) -> dict[str, Any]:
     import conformance
-    from conformance.harness.adapter import load_adapter
+    from conformance.harness.declaration import load_adapter
     from conformance.spec import load_spec
 
     request, answer = _vector()

@@ -22,7 +22,8 @@ from hypothesis import settings
 import conformance
 from conformance.areas.diagnostic import snapshots
 from conformance.harness import profiles
-from conformance.harness.adapter import Adapter, AdapterUsageError, load_adapter
+from conformance.harness.adapter import Adapter
+from conformance.harness.declaration import AdapterUsageError, load_adapter
 from conformance.spec import Spec, SpecError, load_spec
 from conformance.spec.resources import PACKAGE, project_tests_dir
 from conformance.verdict import advisories, operations

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conformance.harness.adapter import AdapterUsageError, check_declaration, load_adapter
+from conformance.harness.declaration import AdapterUsageError, check_declaration, load_adapter
 from conformance.spec import load_spec
 from conformance.verdict.reach import row_params
 from tests.conftest import RunSuite, SuiteRun

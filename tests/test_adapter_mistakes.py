@@ -13,14 +13,8 @@ from typing import Any
 import pytest
 
 import reference_impl
-from conformance.harness.adapter import (
-    AdapterResponseError,
-    AdapterUsageError,
-    OperationError,
-    OperationTimeout,
-    check_operations,
-    load_adapter,
-)
+from conformance.harness.adapter import AdapterResponseError, OperationError, OperationTimeout
+from conformance.harness.declaration import AdapterUsageError, check_operations, load_adapter
 from conformance.spec import load_spec
 from conformance.verdict.reach import row_params
 from tests.conftest import RunSuite

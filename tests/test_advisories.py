@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.conftest import RunSuite
 
-ADAPTER = '''
+ADAPTER = """
 from typing import Any
 
 import reference_impl
@@ -31,7 +31,7 @@ class NeverShowsAStartupExit(codex_process.CodexProcessRun):
 
 def run_codex(request: dict[str, Any]) -> dict[str, Any]:
     return codex_process.run_codex(request, NeverShowsAStartupExit)
-'''
+"""
 SCENARIOS = "exit-during-startup or killed-during-startup or startup-rollback-fails-after-exit"
 
 

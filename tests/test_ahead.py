@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.harness.adapter import load_adapter
+from conformance.harness.declaration import load_adapter
 from conformance.process.ahead import FAILED_AHEAD
 from conformance.process.tier import call, plan_runs, product_scenarios
 from conformance.spec import load_spec

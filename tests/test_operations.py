@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.harness.adapter import load_adapter
+from conformance.harness.declaration import load_adapter
 from conformance.spec import load_spec
 from conformance.spec.resources import fixtures_dir
 from conformance.verdict import operations
