@@ -117,7 +117,7 @@ def test_a_line_beyond_response_line_max_is_refused_unread_and_shown_short(run_f
 def test_an_offending_value_is_shown_cut_to_shown_value_max(run_fault: RunFault) -> None:
     done = run_fault("wrong-shape", *RENDER)
     assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
-    assert "'yes' is not of type 'boolean' at ['isError']" in done.out, done.tail
+    assert "expected a boolean: the value is a string at ['isError']; offending value: \"yes" in done.out, done.tail
     assert _longest_line(done) < 2000, "a 100 000-character value must not be printed whole"
 
 
@@ -150,3 +150,42 @@ def test_a_command_that_cannot_be_split_is_a_malformed_impl_usage_error(run_suit
     assert done.code == pytest.ExitCode.USAGE_ERROR, done.tail
     assert "--impl=exec:python 'adapter.py: cannot split \"python 'adapter.py\" into words by shell rules" in done.err
     assert "No closing quotation" in done.err and "INTERNALERROR" not in done.output, done.tail
+
+
+HANGS_ON = """
+import json, os, sys, time
+import reference_impl
+hanging = os.environ["HANGING"].split(",")
+for line in sys.stdin:
+    request = json.loads(line)
+    rid, op = request["id"], request["op"]
+    with open(os.environ["ENTERED"], "a") as entered:
+        entered.write(op + "\\n")
+    if op in hanging:
+        time.sleep(3600)
+    output = reference_impl.CONFORMANCE if op == "describe" else getattr(reference_impl, op)(request["input"])
+    sys.stdout.write(json.dumps({"id": rid, "output": output}) + "\\n")
+    sys.stdout.flush()
+"""
+
+
+@pytest.mark.requirement("ADP-018", "ADP-019")
+def test_a_restarted_adapter_that_hangs_again_costs_one_deadline_per_operation(
+    tmp_path: Path, run_suite: RunSuite
+) -> None:
+    """Every operation the selection tests call hangs, in the first adapter process and in the
+    restarted one: each is sent once, and every later call of it fails at once, counted, on ADP-018
+    (Hypothesis shrinks in the ``ci`` profile: it must not shrink over deadlines)."""
+    script, entered = tmp_path / "hanging_adapter.py", tmp_path / "entered"
+    script.write_text(HANGS_ON, encoding="utf-8")
+    env = {"HANGING": "fold_output,select_output", "ENTERED": str(entered), "SUBAGENT_CONFORMANCE_PROFILE": "ci"}
+    done = run_suite("-q", "--exec-timeout=0.3", "--pyargs", "conformance.test_selection",
+                     impl=f"exec:{sys.executable} {script}", env=env, report=True)  # fmt: skip
+    assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
+    sent = entered.read_text(encoding="utf-8").splitlines()
+    assert sorted(op for op in sent if op != "describe") == ["fold_output", "select_output"], sent
+    assert sent.count("describe") <= 3, sent  # the first process and the restarts after each hang, no more
+    failed = [t for t in done.report["tests"] if t["outcome"] == "failed"]
+    assert len(failed) > 10 and {tuple(t["blamed"]) for t in failed} == {("ADP-018",)}, done.tail
+    refused = [t for t in failed if " not called: it hung earlier in this run (no answer within 0.3 s)" in t["message"]]
+    assert len(refused) >= len(failed) - 2, done.tail  # all but the tests where each operation hung

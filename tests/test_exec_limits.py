@@ -33,7 +33,7 @@ DESCRIBES_THEN_MUTE = (
 DEAF = "import signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nsys.stdin.close()\ntime.sleep(3600)\n"
 
 
-def _limits(**shortened: float) -> Limits:
+def _limits(**shortened: Any) -> Limits:
     return dataclasses.replace(Limits.from_spec(SPEC), **shortened)
 
 
@@ -103,6 +103,44 @@ def test_a_request_the_adapter_never_reads_is_given_up_at_the_deadline(tmp_path:
     failure, took = _failed_call(tmp_path, DESCRIBES_THEN_DEAF, limits, "bound_diagnostic", {"text": "x" * 1_000_000})
     assert took < row["value"], "the call's deadline was not applied to the write"
     assert "bound_diagnostic: no answer within 0.5 s" in str(failure) and failure.requirements == ("ADP-018",)
+
+
+HANGS_AFTER_ITS_FIRST_START = (
+    "import json, os, sys, time\nimport reference_impl\nstarts = os.environ['STARTS']\n"
+    "first = not os.path.exists(starts)\nopen(starts, 'a').write('start\\n')\n"
+    "for line in sys.stdin:\n    r = json.loads(line)\n    if r['op'] == 'describe' and first:\n"
+    "        print(json.dumps({'id': r['id'], 'output': reference_impl.CONFORMANCE}), flush=True)\n"
+    "    else:\n        time.sleep(3600)\n"
+)  # describes itself once; every other request, and every later process, hangs
+
+
+@pytest.mark.requirement("ADP-018", "ADP-019")
+def test_a_restart_that_hangs_at_describe_is_not_restarted_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hung adapter is killed and restarted once; when the fresh process hangs too (at its
+    describe), later calls fail at once instead of each waiting out another describe_timeout."""
+    starts = tmp_path / "starts"
+    monkeypatch.setenv("STARTS", str(starts))
+    limits = _limits(pure_call_timeout=0.3, describe_timeout=0.3)
+    adapter = ExecAdapter(_command(tmp_path, HANGS_AFTER_ITS_FIRST_START), SPEC, limits)
+    try:
+        adapter.describe()
+        failures = []
+        for op in ("bound_diagnostic", "bound_diagnostic", "bound_diagnostic"):
+            with pytest.raises(ExecFailure) as caught:
+                adapter.call(op, {"text": "x"})
+            failures.append(caught.value)
+    finally:
+        adapter.close()
+    assert starts.read_text().splitlines() == ["start", "start"], "the adapter was restarted after its restart hung"
+    assert [f.requirements for f in failures] == [("ADP-018",)] * 3
+    assert "bound_diagnostic: no answer within 0.3 s" in str(failures[0])
+    assert "describe: no answer within 0.3 s" in str(failures[1]) and failures[1].hung is not None
+    refused = (
+        "bound_diagnostic: not sent: the adapter restarted for an earlier call hung at describe (no answer within 0.3"
+    )
+    assert str(failures[2]).startswith(refused), failures[2]
 
 
 DESCRIBES_THEN_CLOSES_STDOUT = (

@@ -12,16 +12,15 @@ import json
 import marshal
 import queue
 import threading
-import traceback
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from conformance.harness import validation
 from conformance.harness.exec_adapter import ExecFailure, ExecTarget
+from conformance.harness.repeats import Memory, RepeatedFailure, exception_signature, where
 from conformance.spec import Spec
 from conformance.verdict.operations import RUNNING, UndeclaredOperation
 
@@ -42,6 +41,7 @@ class OperationError(AssertionError):
     """An operation raised: always the adapter's own failure, never an expected outcome (ADP-013)."""
 
     requirements = ("ADP-013",)
+    hung: str | None = None  # how the call waited out its deadline, when it did (as ExecFailure's)
 
 
 class OperationTimeout(OperationError):
@@ -68,6 +68,8 @@ class Adapter:
 
     def __post_init__(self) -> None:
         self._tiers = {row["operation"]: row["tier"] for row in self.spec.table("adapter-protocol", "operations").rows}
+        limits = {row["name"]: row["value"] for row in self.spec.table("adapter-protocol", "exec_limits").rows}
+        self._memory = Memory(limits["shown_value_max"])  # the run's failures of pure operations
 
     @property
     def declared(self) -> tuple[frozenset[str], str] | None:
@@ -103,11 +105,32 @@ class Adapter:
                 ),
                 stacklevel=2,
             )
+        pure = self._tiers.get(name) == "pure"  # the tier Hypothesis drives; a process call is its scenario's
         try:
+            if pure and (refused := self._memory.refuse_hung(name)) is not None:
+                raise refused
             return self._call(name, payload)
-        except (AdapterResponseError, MissingOperation, OperationError, ExecFailure) as exc:
+        except (AdapterResponseError, MissingOperation, OperationError, ExecFailure, RepeatedFailure) as exc:
             exc.operation, exc.input = name, payload  # type: ignore[union-attr]
+            if pure and isinstance(exc, (OperationError, ExecFailure)):
+                self._remember(name, payload, exc)
             raise
+
+    def _remember(self, name: str, payload: Any, exc: OperationError | ExecFailure) -> None:
+        """Remember a pure operation's failure: a hang, so that it is not called again; any other,
+        so that the same failure again ends its test at once (repeats.py says why)."""
+        __tracebackhide__ = True  # bookkeeping: the failure is the call's
+        requirements: tuple[str, ...] = exc.requirements
+        first_line = str(exc).split("\n", 1)[0]
+        if exc.hung is not None:
+            self._memory.hang(name, exc.hung, requirements, payload)
+            return
+        # A Python exception is the same when raised the same way; an exec failure when it says the same.
+        signature = getattr(exc, "signature", None) or first_line
+        again = self._memory.raised_again(name, (type(exc), signature), str(exc), requirements, payload)
+        if again is not None:
+            again.operation, again.input = name, payload  # type: ignore[attr-defined]
+            raise again from None
 
     def _call(self, name: str, payload: Any) -> Any:
         if problem := validation.first_problem(self.spec.root, f"{name}_input", payload):
@@ -120,9 +143,12 @@ class Adapter:
             answer = self._run(name, func, payload if exec_call else _copy(payload))
         except (ExecFailure, OperationTimeout):
             raise  # it names the operation and what the adapter process did
-        except Exception as exc:  # the adapter's traceback would bury the operation's name: keep its own frame
-            where = self._where(exc.__traceback__)
-            raise OperationError(f"{name} raised {type(exc).__name__}: {exc} ({where})") from None
+        except Exception as exc:  # the adapter's traceback would bury the operation's name: keep its own frames
+            failure = OperationError(
+                f"{name} raised {type(exc).__name__}: {exc} ({where(exc.__traceback__, self.home)})"
+            )
+            failure.signature = exception_signature(exc)  # type: ignore[attr-defined]
+            raise failure from None
         try:
             # One JSON round trip is both the JSON-shape check and the suite's own copy of a
             # Python answer; an exec answer is already the fresh product of parsing its line.
@@ -148,35 +174,15 @@ class Adapter:
             returned, value = self._worker.call(func, argument, self.call_timeout)
         except queue.Empty:
             self._worker = None  # abandoned with the call it is stuck in; the next call gets a fresh one
-            raise OperationTimeout(
+            timeout = OperationTimeout(
                 f"{name} did not return within {self.call_timeout:g} s (pure_call_timeout of the spec's "
                 "exec_limits; raise it with --call-timeout); the suite stopped waiting for it"
-            ) from None
+            )
+            timeout.hung = f"it did not return within {self.call_timeout:g} s"
+            raise timeout from None
         if not returned:
             raise value
         return value
-
-    def _where(self, tb: TracebackType | None) -> str:
-        """``at FILE:LINE in FUNC`` for the adapter's own deepest frame, and the library frame
-        below it when the exception came from a library the adapter called."""
-        frames = traceback.extract_tb(tb)
-        if not frames:
-            return "no traceback"
-        last = frames[-1]
-        own = [f for f in frames if self.home is not None and _inside(f.filename, self.home)]
-        frame = own[-1] if own else last
-        where = f"at {frame.filename}:{frame.lineno} in {frame.name}"
-        if frame is not last:
-            where += f", inside {last.filename}:{last.lineno} in {last.name}"
-        return where
-
-
-def _inside(filename: str, home: Path) -> bool:
-    try:
-        path = Path(filename).resolve()
-    except OSError:
-        return False
-    return path == home or path.is_relative_to(home)
 
 
 def _copy(value: Any) -> Any:

@@ -32,11 +32,14 @@ ONLY_JSON_LINES = "stdout carries only JSON lines, one exec response each; write
 
 class ExecFailure(AssertionError):
     """The adapter process failed the current call (crash, hang, malformed or error answer);
-    ``requirements`` is the exec-protocol requirement the failure shows."""
+    ``requirements`` is the exec-protocol requirement the failure shows, and ``hung`` says in
+    a few words how the call waited out its deadline, when it did (the Adapter calls a hung
+    operation no more: repeats.py)."""
 
-    def __init__(self, message: str, requirements: tuple[str, ...] = ("ADP-019",)) -> None:
+    def __init__(self, message: str, requirements: tuple[str, ...] = ("ADP-019",), hung: str | None = None) -> None:
         super().__init__(message)
         self.requirements = requirements
+        self.hung = hung
 
 
 class ExecStartError(Exception):
@@ -100,6 +103,7 @@ class ExecAdapter:
         self.limits = limits
         self.tiers = {row["operation"]: row["tier"] for row in spec.table("adapter-protocol", "operations").rows}
         self._process: _Process | None = None
+        self._unresponsive: str | None = None  # why the adapter is not restarted again, once a restart hung
         self.declaration: Any = None
         self.tokens: set[str] = set()  # of every process started, for the final search
 
@@ -182,8 +186,15 @@ class ExecAdapter:
     def call(self, op: str, payload: Any) -> Any:
         process = self._process
         if process is None:
+            if self._unresponsive is not None:  # one restart that hangs costs one deadline, not one per call
+                raise ExecFailure(f"{op}: not sent: {self._unresponsive}", ("ADP-018",), self._unresponsive)
             process = self._start()
-            declaration = self._exchange(process, "describe", {}, self.limits.describe_timeout)
+            try:
+                declaration = self._exchange(process, "describe", {}, self.limits.describe_timeout)
+            except ExecFailure as exc:
+                if exc.hung is not None:
+                    self._unresponsive = f"the adapter restarted for an earlier call hung at describe ({exc.hung})"
+                raise
             if declaration != self.declaration:
                 strays = self._kill(process)
                 raise ExecFailure(f"the restarted adapter describes itself differently: {declaration!r}{strays}")
@@ -208,9 +219,8 @@ class ExecAdapter:
             left = deadline - time.monotonic()
             if left <= 0:
                 strays = self._kill(process)
-                raise ExecFailure(
-                    self._account(process, op, f"no answer within {timeout:g} s (hung; killed){strays}"), ("ADP-018",)
-                )
+                what = f"no answer within {timeout:g} s"
+                raise ExecFailure(self._account(process, op, f"{what} (hung; killed){strays}"), ("ADP-018",), what)
             if not lines.pump(min(left, 0.1)) and process.popen.poll() is not None:
                 while lines.pump(0.05) and not lines.ready:
                     pass  # exited; a line already written still counts
@@ -229,7 +239,7 @@ class ExecAdapter:
             except subprocess.TimeoutExpired:
                 strays = self._kill(process)
                 what = f"the adapter closed its stdout without answering and was still running after {timeout:g} s"
-                raise ExecFailure(self._account(process, op, f"{what} (killed){strays}")) from None
+                raise ExecFailure(self._account(process, op, f"{what} (killed){strays}"), hung=what) from None
             how = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
             strays = self._kill(process)
             raise ExecFailure(self._account(process, op, f"the adapter ended ({how}) without answering{strays}"))

@@ -3,7 +3,9 @@
 jsonschema says of a oneOf/anyOf only "is not valid under any of the given schemas", and its
 best match is often the wrong branch (``[...] is not of type 'null'`` for a list of strings).
 Here an alternative names every branch it allows and what the value is instead: "expected
-null, or an array of content blocks: item 0 is a string".
+null, or an array of content blocks: item 0 is a string". Every other complaint also leads
+with what was expected ("expected an array: the value is an object"); the value follows once,
+cut to a limit.
 """
 
 from __future__ import annotations
@@ -30,9 +32,11 @@ def elide(text: str, limit: int) -> str:
 
 
 def describe_error(error: ValidationError, limit: int = SHOWN_VALUE_MAX) -> str:
-    """What is wrong, where in the value, and the offending value (at most ``limit`` characters)."""
+    """What was expected, where in the value, and the offending value (at most ``limit``
+    characters): the expectation first, because jsonschema's own message opens with the whole
+    value's repr (thousands of characters before "is not of type 'array'")."""
     error = _focus(error)
-    message = _alternatives(error) if _is_alternative(error) else error.message
+    message = _alternatives(error) if _is_alternative(error) else _expectation(error, limit)
     where = "".join(f"[{p!r}]" for p in error.absolute_path) or "(the whole value)"
     offending = elide(json.dumps(error.instance, ensure_ascii=False), limit)
     return f"{message} at {where}; offending value: {offending}"
@@ -76,8 +80,56 @@ def _alternatives(error: ValidationError) -> str:
     elif closest.validator == "type":
         detail = f"{where} is {_kind(closest.instance)}"
     else:
-        detail = f"{where}: {closest.message}"
+        detail = f"{where}: {_expectation(closest, SHOWN_VALUE_MAX)}"
     return f"expected {expected}: {detail}"
+
+
+_BOUNDS = {
+    "minLength": ("a string of at least", "character"),
+    "maxLength": ("a string of at most", "character"),
+    "minItems": ("at least", "item"),
+    "maxItems": ("at most", "item"),
+    "minProperties": ("at least", "key"),
+    "maxProperties": ("at most", "key"),
+    "minimum": ("a number ≥", ""),
+    "maximum": ("a number ≤", ""),
+    "exclusiveMinimum": ("a number >", ""),
+    "exclusiveMaximum": ("a number <", ""),
+}
+
+
+def _expectation(error: ValidationError, limit: int) -> str:
+    """One keyword's complaint, leading with what it expected and never quoting the value
+    (describe_error shows it once, cut)."""
+    keyword, wanted = error.validator, error.validator_value
+    if keyword == "type":
+        kinds = wanted if isinstance(wanted, list) else [wanted]
+        return f"expected {_join([_noun({'type': k}) for k in kinds])}: the value is {_kind(error.instance)}"
+    if keyword == "const":
+        return f"expected {elide(json.dumps(wanted, ensure_ascii=False), limit)}"
+    if keyword == "enum" and isinstance(wanted, list):
+        return elide("expected one of " + ", ".join(json.dumps(v, ensure_ascii=False) for v in wanted), limit)
+    if keyword in _BOUNDS:
+        what, unit = _BOUNDS[str(keyword)]
+        unit += "s" if unit and wanted != 1 else ""
+        return f"expected {what} {wanted}{' ' + unit if unit else ''}"
+    if keyword == "pattern":
+        return f"expected a string matching {wanted!r}"
+    if keyword == "uniqueItems":
+        return "expected items that all differ"
+    if keyword == "contains":
+        return f"expected an array holding {_noun(wanted)}"
+    if keyword == "not":
+        return f"expected anything but {_noun(wanted)}"
+    if keyword in _ALTERNATIVES and isinstance(wanted, list):  # valid under more than one branch of a oneOf
+        return f"expected exactly one of {_join([_noun(branch) for branch in wanted])}: the value fits several"
+    if error.schema is False:
+        return "expected nothing here (the schema allows no value)"
+    message = error.message  # required, additionalProperties, ...: they name a key, not the value
+    value = repr(error.instance)
+    if message.startswith(value):  # any other keyword that opens with the value: named, not quoted
+        message = "the value" + message[len(value) :]
+    return elide(message, limit)
 
 
 def _relative(path: Sequence[Any]) -> str:

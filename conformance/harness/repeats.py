@@ -1,0 +1,174 @@
+"""A failure costs one call, not a run: what an adapter's pure operations did wrong before.
+
+Hypothesis shrinks over every ``Exception`` a test raises, trying smaller inputs that fail the
+same way. Against an operation that hangs, each try waits out a deadline (a run of many
+minutes); against one that always raises, each try raises again, in every test that calls it.
+So the adapter remembers, for the whole run: an operation that hung is not called again, and
+a call that fails exactly as an earlier call of its operation did ends its test at once with a
+:class:`RepeatedFailure`, naming the first example and how many calls it has cost. The scope is
+the run, not the test: a per-test memory would still wait one deadline in every test that calls
+the operation (54 selection tests call select_output), and the hang is the adapter's, not the test's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from conformance.spec.schema_errors import SHOWN_VALUE_MAX, elide
+
+OWN_FRAMES_SHOWN = 100  # entries of the adapter's own call chain, after folding recursion
+
+
+class RepeatedFailure(BaseException):
+    """An operation failed as it failed earlier in this run (it hung, or it raised the same
+    exception at the same place): the test fails at once, with the first failure's blame.
+
+    A BaseException, as KeyboardInterrupt is, because Hypothesis would shrink over any
+    Exception: calling the operation again and again to fail the same way."""
+
+    def __init__(self, message: str, requirements: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.requirements = requirements
+
+
+@dataclass
+class First:
+    """An operation's first failure of one kind: where and on what it happened, and how many
+    calls of the operation failed that way since (itself included)."""
+
+    message: str
+    requirements: tuple[str, ...]
+    test: str
+    input: Any
+    shown: int  # at most this many characters of the input are printed (shown_value_max)
+    count: int = 1
+
+    def example(self) -> str:
+        shown = elide(json.dumps(self.input, ensure_ascii=False, default=repr), self.shown)
+        return (f"in {self.test}, " if self.test else "") + f"on input {shown}"
+
+
+def current_test() -> str:
+    """The node id of the test running now (pytest's $PYTEST_CURRENT_TEST), or ""."""
+    return os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+
+
+class Memory:
+    """The run's failures of pure operations: one hang per operation, and each distinct
+    exception (operation, kind, place) raised so far."""
+
+    def __init__(self, shown: int = SHOWN_VALUE_MAX) -> None:
+        self.shown = shown
+        self.hung: dict[str, First] = {}
+        self.raised: dict[tuple[str, object], First] = {}
+
+    def refuse_hung(self, operation: str) -> RepeatedFailure | None:
+        """The failure of a call of ``operation`` not made because it hung before; None if it did not."""
+        first = self.hung.get(operation)
+        if first is None:
+            return None
+        first.count += 1
+        return RepeatedFailure(
+            f"{operation} not called: it hung earlier in this run ({first.message}), {first.example()}; "
+            f"{first.count - 1} call(s) of it not made so far, this one included (a hung operation is "
+            "not called again, so that it costs one deadline in a run)",
+            first.requirements,
+        )
+
+    def hang(self, operation: str, message: str, requirements: tuple[str, ...], payload: Any) -> None:
+        self.hung.setdefault(operation, First(message, requirements, current_test(), payload, self.shown))
+
+    def raised_again(
+        self, operation: str, signature: object, message: str, requirements: tuple[str, ...], payload: Any
+    ) -> RepeatedFailure | None:
+        """A RepeatedFailure when an earlier call of ``operation`` failed with the same
+        ``signature``; None (and the failure remembered) when this is its first time."""
+        first = self.raised.get((operation, signature))
+        if first is None:
+            self.raised[(operation, signature)] = First(message, requirements, current_test(), payload, self.shown)
+            return None
+        first.count += 1
+        return RepeatedFailure(
+            f"{message}\nthe same failure as on its first example, {first.example()}; {first.count} call(s) "
+            f"of {operation} failed this way so far in this run (the test ends here rather than "
+            "shrinking over the same failure)",
+            first.requirements,
+        )
+
+
+def exception_signature(exc: BaseException) -> object:
+    """What makes two exceptions the same failure: their type and every frame they passed
+    through (file and line), as Hypothesis tells one bug from another; not the message,
+    which may quote the input."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return type(exc).__module__, type(exc).__qualname__, tuple((f.filename, f.lineno) for f in frames)
+
+
+def where(tb: TracebackType | None, home: Path | None) -> str:
+    """Where an adapter's exception came from: the adapter's own deepest frame (its full path),
+    the library frame below it when a library raised it, then every other frame of the
+    adapter's own call chain, innermost first (paths relative to the adapter's folder,
+    recursion folded into ``×N``)."""
+    frames = traceback.extract_tb(tb)
+    if not frames:
+        return "no traceback"
+    last = frames[-1]
+    own = [f for f in frames if home is not None and _inside(f.filename, home)]
+    if not own:
+        return f"at {last.filename}:{last.lineno} in {last.name}"
+    deepest = own[-1]
+    text = f"at {deepest.filename}:{deepest.lineno} in {deepest.name}"
+    if deepest is not last:
+        text += f", inside {last.filename}:{last.lineno} in {last.name}"
+    assert home is not None
+    base = home.parent
+    callers = [f"{_relative(f.filename, base)}:{f.lineno} in {f.name}" for f in reversed(own[:-1])]
+    if callers:
+        folded = _fold(callers)
+        if len(folded) > OWN_FRAMES_SHOWN:
+            half = OWN_FRAMES_SHOWN // 2
+            folded = [*folded[:half], f"… {len(folded) - 2 * half} more …", *folded[-half:]]
+        text += "; called from " + ", ".join(folded)
+    return text
+
+
+def _fold(entries: list[str]) -> list[str]:
+    """Runs of a repeated entry, or of a repeated block of up to 4 entries (mutual recursion),
+    written once with their count."""
+    out: list[str] = []
+    i = 0
+    while i < len(entries):
+        for size in range(1, 5):
+            block = entries[i : i + size]
+            times = 1
+            while entries[i + times * size : i + (times + 1) * size] == block:
+                times += 1
+            if len(block) == size and times >= (2 if size == 1 else 3):
+                out.append(f"{block[0] if size == 1 else '(' + ', '.join(block) + ')'} ×{times}")
+                i += times * size
+                break
+        else:
+            out.append(entries[i])
+            i += 1
+    return out
+
+
+def _relative(filename: str, base: Path) -> str:
+    try:
+        return str(Path(filename).resolve().relative_to(base))
+    except (OSError, ValueError):
+        return filename
+
+
+def _inside(filename: str, home: Path) -> bool:
+    try:
+        path = Path(filename).resolve()
+    except OSError:
+        return False
+    return path == home or path.is_relative_to(home)
