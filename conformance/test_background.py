@@ -1,9 +1,11 @@
 """Tier 2, background delivery: job_outcome, job_output and settlement_notice against the golden
 vectors, the job_outcomes / start_failures / notice_summaries tables, and the canary sites.
 
-Expected values come from the spec (a vector, or the oracle of conformance.areas.background.oracle built from
-the background tables); a failure is blamed by the diagnosis next to the oracle. Every test is
-not applicable to an adapter whose declaration does not claim the background mode it needs.
+Expected values come from the spec (a vector, or the oracle of conformance.areas.background.oracle
+built from the background tables); the checks of conformance.areas.background.checks hold
+job_output and job_notice to the adapter's own job_outcome, and a failure is blamed by the
+diagnosis next to the oracle. Every test is not applicable to an adapter whose declaration does
+not claim the background mode it needs.
 """
 
 from __future__ import annotations
@@ -16,24 +18,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.areas.background.blame import (
-    foreground_diagnostic_span,
-    job_notice_blame,
-    job_text_blame,
-    notice_blame,
-    outcome_blame,
-    without_output,
+from conformance.areas.background.checks import (
+    check_job,
+    check_job_notice_vector,
+    check_notice,
+    check_same_diagnostic_in_the_foreground,
 )
-from conformance.areas.background.oracle import (
-    accepts_outcome,
-    expected_job_notice,
-    expected_job_text,
-    expected_notice,
-    expected_outcome,
-    job_notice_accepted,
-    row_requirement,
-    tables,
-)
+from conformance.areas.background.oracle import row_requirement, tables
 from conformance.areas.background.strategies import (
     boundary_results,
     labels,
@@ -45,7 +36,7 @@ from conformance.areas.background.strategies import (
 from conformance.areas.texts import any_text
 from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, load_spec
-from conformance.verdict.blame import Violation, dump
+from conformance.verdict.blame import Violation, dump, golden_vector
 from conformance.verdict.reach import row_params, share
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
@@ -70,90 +61,6 @@ def _notices(claim: Claim) -> None:
     claim("background", "notice")
 
 
-def _vector_section(request: Json, outcome: Json, text: str) -> dict[str, str]:
-    row = {"name": "…", "description": "…", "covers": ["…"], "input": request, "outcome": outcome, "text": text}
-    return {"as a golden vector (spec/background.yaml, table job_vectors)": dump(row)}
-
-
-def check_job(
-    adapter: Adapter, spec: Spec, request: Json, expected: Json | None = None, label: str = "Observe background"
-) -> tuple[Json, str]:
-    """job_outcome, then job_output and job_notice held to the adapter's own (accepted) outcome; a
-    failure is blamed on the rule the diagnosis names. ``expected`` overrides the oracle (a
-    vector's value); ``label`` is the Job's label in its completion notice."""
-    want = expected if expected is not None else expected_outcome(spec, request)
-    actual = adapter.call("job_outcome", request)
-    if not accepts_outcome(spec, request, actual, want):
-        twin = without_output(request)
-        shows = twin is not None and adapter.call("job_outcome", twin) != actual
-        raise Violation(
-            outcome_blame(spec, request, actual, shows_output=shows),
-            operation="job_outcome",
-            input=request,
-            expected=want,
-            actual=actual,
-            sections=_vector_section(request, want, expected_job_text(spec, want)),
-        )
-    text = adapter.call("job_output", request)["text"]
-    shown = expected_job_text(spec, actual)
-    if text != shown:
-        twin = without_output(request)
-        shows = twin is not None and adapter.call("job_output", twin)["text"] != text
-        raise Violation(
-            job_text_blame(spec, request, actual, text, shows_output=shows),
-            operation="job_output",
-            input=request,
-            expected={"text": shown},
-            actual={"text": text},
-            sections={"the adapter's job_outcome for the same input": dump(actual)},
-        )
-    check_job_notice(adapter, spec, {"jobId": "subagent-1", "label": label, "settled": request}, actual)
-    return actual, text
-
-
-def check_job_notice(adapter: Adapter, spec: Spec, request: Json, outcome: Json, expected: Json | None = None) -> None:
-    """job_notice held to the notice of ``outcome`` (the adapter's own accepted job_outcome)."""
-    want = expected if expected is not None else expected_job_notice(spec, request, outcome)
-    actual: Json = adapter.call("job_notice", request)
-    if actual != want and not job_notice_accepted(spec, request, outcome, want, actual):
-        twin_settled = without_output(request["settled"])
-        shows = twin_settled is not None and adapter.call("job_notice", {**request, "settled": twin_settled}) != actual
-        blamed = job_notice_blame(spec, request, outcome, actual, shows_output=shows)
-        raise Violation(blamed, operation="job_notice", input=request, expected=want, actual=actual)
-
-
-def check_same_diagnostic_in_the_foreground(adapter: Adapter, spec: Spec, result: Json) -> None:
-    """The foreground tool result of the same result shows the same diagnostic the Job shows (the
-    Job's side is check_job's): the first difference from RES-024's text, if it falls in the
-    diagnostic or right after it, is RES-024's; anywhere else it is the results tests' to blame."""
-    if "diagnostic" in result and result["stopReason"] in ("completed", "aborted"):
-        return  # outside render_tool_result's domain (RES-029, DIA-014): only the Job path meets it (BGD-003)
-    span = foreground_diagnostic_span(spec, result)
-    if span is None or not adapter.declaration.get("bindings"):
-        return
-    expected, start, end = span
-    text: str = adapter.call("render_tool_result", result)["text"]
-    n = next((i for i, (a, b) in enumerate(zip(expected, text, strict=False)) if a != b), min(len(expected), len(text)))
-    if text != expected and start <= n <= end:
-        raise Violation(
-            ["RES-024"],
-            operation="render_tool_result",
-            input=result,
-            expected={"text": expected},
-            actual={"text": text},
-            sections={"why here": "the Job showed this result's diagnostic verbatim; the foreground must too"},
-        )
-
-
-def check_notice(adapter: Adapter, spec: Spec, request: Json, expected: Json | None = None) -> Json:
-    want = expected if expected is not None else expected_notice(spec, request)
-    actual: Json = adapter.call("settlement_notice", request)
-    if actual != want:
-        blamed = notice_blame(spec, request, actual)
-        raise Violation(blamed, operation="settlement_notice", input=request, expected=want, actual=actual)
-    return actual
-
-
 # ---------------------------------------------------------------- golden vectors
 
 
@@ -162,7 +69,8 @@ def check_notice(adapter: Adapter, spec: Spec, request: Json, expected: Json | N
 )
 def test_job_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: Json) -> None:
     _jobs(claim)
-    check_job(adapter, spec, vector["input"], vector["outcome"])
+    with golden_vector(spec, _AREA, "job_vectors", vector, operations=("job_outcome", "job_output")):
+        check_job(adapter, spec, vector["input"], vector["outcome"])
 
 
 # Every completion vector's text and summary use all six completion fragments.
@@ -172,8 +80,8 @@ def test_job_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: Json) ->
 )
 def test_job_notice_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: Json) -> None:
     _jobs(claim)
-    outcome = expected_outcome(spec, vector["input"]["settled"])
-    check_job_notice(adapter, spec, vector["input"], outcome, vector["expected"])
+    with golden_vector(spec, _AREA, "completion_vectors", vector, operations=("job_notice",)):
+        check_job_notice_vector(adapter, spec, vector["input"], vector["expected"])
 
 
 # The notice vectors exercise every notice fragment (abnormal-stop-reason: abnormal_open and
@@ -186,7 +94,8 @@ def test_job_notice_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: J
 )
 def test_notice_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: Json) -> None:
     _notices(claim)
-    check_notice(adapter, spec, vector["input"], vector["expected"])
+    with golden_vector(spec, _AREA, "notice_vectors", vector, operations=("settlement_notice",)):
+        check_notice(adapter, spec, vector["input"], vector["expected"])
 
 
 # ---------------------------------------------------------------- the Job outcome, stratified by row
@@ -198,7 +107,7 @@ _OUTCOME_ROWS = len(_SPEC.table(_AREA, "job_outcomes").rows)
 # Every example renders the status line (status_open, status_close, line_break); the rows with a
 # diagnostic exercise diagnostic_label and detail_separator, the rows without output no_output.
 @_reaches_all("job_fragments")
-@requirement("BGD-005", "BGD-006", "BGD-009", "BGD-013", "BGD-017", "BGD-018", "RES-024")
+@requirement("BGD-005", "BGD-006", "BGD-009", "BGD-013", "BGD-017", "BGD-018", "RES-024", "RES-026")
 @pytest.mark.parametrize(
     "row", row_params(_SPEC, _AREA, "job_outcomes", marks=lambda r: [requirement(row_requirement(r))])
 )

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.areas.claude_code.checks import check_answer, judge
+from conformance.areas.claude_code.checks import check_answer, judge, outcome
 from conformance.areas.claude_code.oracle import decide, tables
 from conformance.areas.claude_code.strategies import (
     error_results,
@@ -82,16 +82,18 @@ def _decided_rows(vector: Json) -> list[pytest.MarkDecorator]:
 def test_outcome_vector(adapter: Adapter, claim: Claim, vector: Json) -> None:
     _claude(claim)
     actual = adapter.call("claude_code_outcome", vector["scenario"])
-    judge(_SPEC, vector["scenario"], vector["expected"], actual, found=False)
+    judge(_SPEC, vector["scenario"], vector["expected"], actual, found=False, outcome=outcome(adapter))
 
 
 # --------------------------------------------------------------------------- properties
 
 
-@requirement("CC-002", "CC-003", "CC-007", "CC-023", "DIA-001", "DIA-002", "DIA-003", "DIA-009")
+@requirement("CC-002", "CC-003", "CC-007", "CC-023", "CC-035", "DIA-001", "DIA-002", "DIA-003", "DIA-009")
 def test_any_run_follows_the_classification_table(adapter: Adapter, claim: Claim, spec: Spec) -> None:
     """Any observed run settles as the first applicable result_classification row says, with a
-    stop reason of table stop_reasons and a stage and category table stages allows in a result."""
+    stop reason of table stop_reasons and a stage and category table stages allows in a result:
+    the run is published, so even a CLI that died before any message never fails it at the
+    start-up stage (CC-035)."""
     _claude(claim)
 
     @given(scenario=scenarios(spec))

@@ -16,9 +16,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.areas.claude_code.canaries import DECOYS, PLANTERS, outcome_sites, planted_scenarios, replace_canaries
-from conformance.areas.claude_code.checks import check_answer, diagnosis, run_result_grammar
-from conformance.areas.claude_code.oracle import PRODUCT, expected_outcome
-from conformance.areas.codex.blame import leaks
+from conformance.areas.claude_code.checks import check_answer, diagnosis, outcome, run_result_grammar
+from conformance.areas.claude_code.oracle import PRODUCT
+from conformance.areas.codex.blame import raw_strings
 from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, load_spec
 from conformance.verdict.blame import Violation
@@ -76,18 +76,18 @@ def test_canaries_never_reach_the_diagnostic(adapter: Adapter, claim: Claim, spe
         scenario, canaries, sites = planted
         actual: Json = adapter.call("claude_code_outcome", scenario)
         diagnostic = actual.get("diagnostic", "")
-        allowed = expected_outcome(spec, scenario).get("diagnostic", "")
-        for canary in canaries:
-            if canary.lower() in diagnostic.lower():
-                copied = [path for path, value in leaks(scenario, diagnostic, allowed) if canary in value]
-                raise Violation(
-                    ["RED-008", "RED-001", *diagnosis(spec).leak_rules(scenario, diagnostic, allowed)],
-                    operation="claude_code_outcome",
-                    input=scenario,
-                    expected=f"no diagnostic containing the canary {canary!r} (planted at {', '.join(sites)})",
-                    actual=actual,
-                    detail=f"canary {canary!r} copied from {', '.join(copied) or 'the exception'} into {diagnostic!r}",
-                )
+        leaked = [canary for canary in canaries if canary.lower() in diagnostic.lower()]
+        if leaked:  # blamed on the rule of each source a canary came from, not on the site
+            sources = [path for path, value in raw_strings(scenario) for c in leaked if c in value]
+            copied = diagnosis(spec).copied_rules(scenario, diagnostic, outcome(adapter))
+            raise Violation(
+                copied or [r for canary in leaked for r in diagnosis(spec).canary_rules(scenario, canary)],
+                operation="claude_code_outcome",
+                input=scenario,
+                expected=f"no diagnostic containing the canaries {leaked!r} (planted at {', '.join(sites)})",
+                actual=actual,
+                detail=f"canaries {leaked!r} copied from {', '.join(dict.fromkeys(sources))} into {diagnostic!r}",
+            )
         check_answer(adapter, spec, scenario)
         if diagnostic and not run_result.matches(diagnostic):
             raise Violation(

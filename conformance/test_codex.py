@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from conformance.areas.codex.checks import Outcome, codex_checks, failed_run
 from conformance.areas.codex.oracle import js_uint16
@@ -26,10 +27,10 @@ from conformance.areas.codex.scenarios import (
     terminal,
     turn_error,
 )
-from conformance.areas.codex.strategies import ErrorInfo, error_infos
+from conformance.areas.codex.strategies import ErrorInfo, error_infos, unread_details
 from conformance.spec import Spec, load_spec
 from conformance.verdict.blame import Violation
-from conformance.verdict.reach import row_params
+from conformance.verdict.reach import row_params, share
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"codex_outcome"})
@@ -198,6 +199,36 @@ def test_object_variant_needs_one_key_and_an_object_detail(codex_outcome: Outcom
         for info in infos:
             request = scenario([response(), terminal(failed_turn(turn_error(info)))])
             CHECKS.check(codex_outcome, request, ORACLE.failure("never", [], "turn", "unknown"))
+
+
+_OBJECT_VARIANTS = row_params(
+    _SPEC, "codex", "variants", marks=lambda r: [requirement("CDX-005")], where=lambda r: r["kind"] == "object"
+)
+
+
+@pytest.mark.parametrize("row", _OBJECT_VARIANTS)
+def test_unread_detail_keys_change_nothing(codex_outcome: Outcome, spec: Spec, row: Json) -> None:
+    """Stratified by object variant: its detail with keys the mapping never reads (any name, any
+    JSON value, turnKind included) is the same variant, with the HTTP status of its httpStatusCode
+    form where it keeps one; a wrong answer that the keys alone cause is CDX-005's."""
+    variant = row["variant"]
+
+    @share(len(_OBJECT_VARIANTS))
+    @given(case=unread_details(spec, variant), status=st.sampled_from(ORACLE.statuses))
+    def check(case: tuple[Json, int | None], status: str) -> None:
+        detail, printed = case
+        turn = failed_turn(turn_error({variant: detail}), status=status)
+        request = scenario([response(), agent_message("partial", None), terminal(turn)])
+        output = [{"type": "text", "text": "partial"}]
+        if status == "completed":
+            expected: Json = {"stopReason": "completed", "output": output, "replies": []}
+        elif status == "failed":
+            expected = ORACLE.failure("never", output, "turn", variant, http_status=printed)
+        else:
+            expected = ORACLE.failure("never", output, "turn", "unknown")
+        CHECKS.check(codex_outcome, request, expected, found=True)
+
+    check()
 
 
 @requirement(

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.areas.codex.blame import raw_strings
 from conformance.areas.codex.canaries import PLANTERS, canary_names, decoy_names, instantiate, planted_runs
 from conformance.areas.codex.checks import Outcome, codex_checks
 from conformance.spec import Spec, load_spec
@@ -35,18 +36,20 @@ def _planted_via_outcome(row: Json) -> bool:
 
 
 CANARY_SITES = [row for row in _SPEC.table("redaction", "canary_sites").rows if _planted_via_outcome(row)]
+# The rules of the raw fields each site plants into (conformance/areas/codex/sources.py): what a
+# leak from them is blamed on. Every site's run may also carry canaries on stderr (CDX-041, RED-006).
 SITE_REQUIREMENTS = {
     "turn-error-message": ["CDX-009"],
     "turn-error-additional-details": ["CDX-009"],
     "active-turn-kind": ["CDX-005"],
-    "unknown-variant": ["CDX-006", "RED-004"],
+    "unknown-variant": ["CDX-004", "CDX-006"],
     "approval-request-command": ["CDX-036"],
     "command-item-command": ["CDX-036"],
     "file-change-patch": ["CDX-036"],
     "server-request-payload": ["CDX-034", "CDX-036"],
     "error-notification": ["CDX-023"],
     "rpc-error-message": ["CDX-027", "CDX-051"],
-    "protocol-id": ["CDX-058"],
+    "protocol-id": ["CDX-036", "CDX-058"],
     "stderr-chunk": ["CDX-041", "RED-006"],
 }
 
@@ -64,7 +67,9 @@ def _site_marks(row: Json) -> list[pytest.MarkDecorator]:
             "RED-005",
             "RED-007",
             "RED-008",
+            "CDX-041",
             "CDX-072",
+            "RED-006",
             *SITE_REQUIREMENTS.get(row["site"], []),
         )
     ]
@@ -102,19 +107,20 @@ def test_canaries_never_reach_a_text(codex_outcome: Outcome, spec: Spec, site: s
             requests.append(request)
             results.append({**result, "replies": _without_ids(result["replies"])})
         texts = [results[0].get("diagnostic", ""), json.dumps(results[0]["replies"], ensure_ascii=False)]
-        for canary in canaries:
-            for text in texts:
-                if canary.lower() in text.lower():
-                    raise Violation(
-                        ["RED-008", "RED-001", "CDX-072", *SITE_REQUIREMENTS.get(site, [])],
-                        operation="codex_outcome",
-                        input=requests[0],
-                        expected=f"no text containing the canary {canary!r} planted at site {site}",
-                        actual=codex_outcome(requests[0]),
-                        detail=f"canary {canary!r} planted at {site} appears in {text!r}",
-                    )
+        leaked = [c for c in canaries if any(c.lower() in text.lower() for text in texts)]
+        if leaked:  # blamed on the rule of each source a canary came from, not on the site
+            sources = {path: value for path, value in raw_strings(requests[0]) if any(c in value for c in leaked)}
+            blamed = [r for path in sources for r in CHECKS.diagnosis.sources.rules(requests[0], path)]
+            raise Violation(
+                blamed or ["RED-008"],
+                operation="codex_outcome",
+                input=requests[0],
+                expected=f"no text containing the canaries {leaked!r} (planted at site {site})",
+                actual=codex_outcome(requests[0]),
+                detail=f"canaries {leaked!r} copied from {', '.join(sources)} into {' / '.join(texts)!r}",
+            )
         for request, result in zip(requests, results, strict=True):
-            CHECKS.check_grammar(request, result)
+            CHECKS.check_grammar(request, result, codex_outcome)
         if results[0] != results[1]:
             raise Violation(
                 ["RED-005"],
@@ -129,6 +135,7 @@ def test_canaries_never_reach_a_text(codex_outcome: Outcome, spec: Spec, site: s
 
 
 @requirement("RED-008")
+@pytest.mark.claims("providers", "codex")  # a statement about this tier's inputs: of a claimed provider only
 def test_every_codex_canary_site_has_a_planter() -> None:
     """The canary_sites rows are the coverage list: every Codex row planted via codex_outcome is planted."""
     assert sorted(PLANTERS) == sorted(row["site"] for row in CANARY_SITES)

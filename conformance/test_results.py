@@ -13,8 +13,15 @@ from typing import Any
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
-from conformance.areas.results.oracle import check_rendering, check_settlement, expected_rendering, expected_settlement
+from conformance.areas.results.oracle import (
+    check_rendering,
+    check_settlement,
+    column_requirement,
+    expected_rendering,
+    expected_settlement,
+)
 from conformance.areas.results.strategies import (
     continuable_requests,
     one_shot_requests,
@@ -22,7 +29,9 @@ from conformance.areas.results.strategies import (
     rendered_results,
 )
 from conformance.harness.adapter import Adapter
+from conformance.harness.claims import settlement_of
 from conformance.spec import Spec, load_spec
+from conformance.verdict.blame import golden_vector
 from conformance.verdict.reach import row_params, share
 from conformance.verdict.report import NOT_APPLICABLE
 
@@ -49,30 +58,68 @@ def _bound(adapter: Adapter) -> Callable[[str], Any]:
 
 
 def _probe(adapter: Adapter) -> Callable[[Json], Any]:
-    """The adapter's own fold over a run's own steps: its value after each of them."""
+    """The adapter's own fold over a run's own steps: its value after each of them (None for a
+    binding it does not claim: a diagnosis may ask about other bindings' logs)."""
 
     def selected(request: Json) -> Any:
+        if not adapter.claims("bindings", request["binding"]):
+            return None
         own = request["steps"][request["boundary"] :]
         return adapter.call("fold_output", {"binding": request["binding"], "steps": own})
 
     return selected
 
 
+_PATHS = [row["settlement"] for row in _SPEC.table("adapter-protocol", "settlements").rows]
+
+
+def _settles(path: str) -> list[pytest.MarkDecorator]:
+    """What a settle_run test of settlement path ``path`` needs claimed (ADP-026), checked first,
+    and the row of table adapter-protocol.settlements it reaches."""
+    return [
+        pytest.mark.claims("operations", "settle_run"),
+        pytest.mark.claims("settlements", path),
+        pytest.mark.reaches("adapter-protocol.settlements", _PATHS.index(path)),
+    ]
+
+
+def _path(path: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    def mark(test: Callable[..., None]) -> Callable[..., None]:
+        for marker in _settles(path):
+            test = marker(test)
+        return test
+
+    return mark
+
+
+def _claimed(adapter: Adapter, requests: st.SearchStrategy[Json]) -> st.SearchStrategy[Json]:
+    """Only runs of a claimed binding: a test of a claimed path checks every example it draws."""
+    return requests.filter(lambda request: adapter.claims("bindings", request["binding"]))
+
+
 def _settle(adapter: Adapter, spec: Spec, request: Json) -> None:
-    if not adapter.claims("bindings", request["binding"]):
-        return
     actual = adapter.call("settle_run", request)
     expected = expected_settlement(spec, request, _bound(adapter))
     check_settlement(spec, request, expected, actual, _probe(adapter))
 
 
 @pytest.mark.parametrize(
-    "vector", row_params(_SPEC, "results", "settle_vectors", marks=lambda v: [requirement("RES-018", *v["covers"])])
+    "vector",
+    row_params(
+        _SPEC,
+        "results",
+        "settle_vectors",
+        marks=lambda v: [
+            requirement("RES-018", *v["covers"]),
+            pytest.mark.claims("bindings", v["input"]["binding"]),
+            *_settles(settlement_of(_SPEC, v["input"])),
+        ],
+    ),
 )
-def test_settle_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: Json) -> None:
-    claim("bindings", vector["input"]["binding"])
-    actual = adapter.call("settle_run", vector["input"])
-    check_settlement(spec, vector["input"], vector["expected"], actual, _probe(adapter))
+def test_settle_vector(adapter: Adapter, spec: Spec, vector: Json) -> None:
+    with golden_vector(spec, "results", "settle_vectors", vector, operations=("settle_run",)):
+        actual = adapter.call("settle_run", vector["input"])
+        check_settlement(spec, vector["input"], vector["expected"], actual, _probe(adapter))
 
 
 @pytest.mark.parametrize(
@@ -80,64 +127,76 @@ def test_settle_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: Json)
 )
 def test_render_vector(adapter: Adapter, spec: Spec, vector: Json) -> None:
     _any_binding(adapter)
-    check_rendering(spec, vector["result"], vector["expected"], adapter.call("render_tool_result", vector["result"]))
+    with golden_vector(spec, "results", "render_vectors", vector, operations=("render_tool_result",)):
+        rendered = adapter.call("render_tool_result", vector["result"])
+        check_rendering(spec, vector["result"], vector["expected"], rendered)
 
 
 _ONE_SHOT = row_params(_SPEC, "results", "one_shot_stop_reasons")
 _CONTINUABLE = row_params(_SPEC, "results", "continuable_stop_reasons")
 
 
-@requirement(*_RESULT_FIELDS, "RES-009", "RES-010", "RES-011")
-@pytest.mark.parametrize("cancelled", [False, True], ids=["recorded", "cancelled"])
+def _columns(table: str, flag: str, columns: tuple[str, str]) -> pytest.MarkDecorator:
+    """``flag`` False and True as the two columns of ``table``, each marked with the requirement
+    that reads its column (the one a wrong stop reason there is blamed on)."""
+    return pytest.mark.parametrize(
+        flag,
+        [
+            pytest.param(value, id=column, marks=requirement(column_requirement(_SPEC, table, column)))
+            for value, column in zip((False, True), columns, strict=True)
+        ],
+    )
+
+
+@_path("in-process-one-shot")
+@requirement(*_RESULT_FIELDS, "RES-009")
+@_columns("one_shot_stop_reasons", "cancelled", ("recorded", "cancelled"))
 @pytest.mark.parametrize("row", _ONE_SHOT)
 def test_one_shot_settlement_follows_its_row(adapter: Adapter, spec: Spec, row: Json, cancelled: bool) -> None:
-    _any_binding(adapter)
-
     @share(2 * len(_ONE_SHOT))
-    @given(request=one_shot_requests(row["turn_end"], cancelled))
+    @given(request=_claimed(adapter, one_shot_requests(row["turn_end"], cancelled)))
     def check(request: Json) -> None:
         _settle(adapter, spec, request)
 
     check()
 
 
-@requirement(*_RESULT_FIELDS, "RES-009", "RES-012", "RES-013")
-@pytest.mark.parametrize("dropped", [False, True], ids=["kept", "dropped"])
+@_path("continuable")
+@requirement(*_RESULT_FIELDS, "RES-009")
+@_columns("continuable_stop_reasons", "dropped", ("kept", "dropped"))
 @pytest.mark.parametrize("row", _CONTINUABLE)
 def test_continuable_settlement_follows_its_row(adapter: Adapter, spec: Spec, row: Json, dropped: bool) -> None:
-    _any_binding(adapter)
-
     @share(2 * len(_CONTINUABLE))
-    @given(request=continuable_requests(row["turn_end"], dropped))
+    @given(request=_claimed(adapter, continuable_requests(row["turn_end"], dropped)))
     def check(request: Json) -> None:
         _settle(adapter, spec, request)
 
     check()
 
 
+@_path("continuable")
 @requirement("RES-005", "RES-006", "RES-014")
 @pytest.mark.parametrize("row", _CONTINUABLE)
 def test_continuable_teardown_failure_withholds_the_result(adapter: Adapter, spec: Spec, row: Json) -> None:
-    _any_binding(adapter)
-
     @share(len(_CONTINUABLE))
-    @given(request=continuable_requests(row["turn_end"], False, teardown_failed=True))
+    @given(request=_claimed(adapter, continuable_requests(row["turn_end"], False, teardown_failed=True)))
     def check(request: Json) -> None:
         _settle(adapter, spec, request)
 
     check()
 
 
-_OUT_OF_PROCESS = row_params(_SPEC, "results", "out_of_process_settlement")
+_OUT_OF_PROCESS = row_params(
+    _SPEC, "results", "out_of_process_settlement", marks=lambda row: [requirement(*row["requirement"])]
+)
 
 
-@requirement(*_RESULT_FIELDS, "RES-015", "RES-016", "RES-017")
+@_path("out-of-process")
+@requirement(*_RESULT_FIELDS)
 @pytest.mark.parametrize("row", _OUT_OF_PROCESS)
 def test_out_of_process_settlement_follows_its_row(adapter: Adapter, spec: Spec, row: Json) -> None:
-    _any_binding(adapter)
-
     @share(len(_OUT_OF_PROCESS))
-    @given(request=out_of_process_requests(spec, row["attempt"], row["cancelled"]))
+    @given(request=_claimed(adapter, out_of_process_requests(spec, row["attempt"], row["cancelled"])))
     def check(request: Json) -> None:
         _settle(adapter, spec, request)
 
@@ -145,13 +204,14 @@ def test_out_of_process_settlement_follows_its_row(adapter: Adapter, spec: Spec,
 
 
 def _render_cases() -> list[Any]:
-    """One case per headline row × diagnostic × partial text, inside the domain: a completed
-    result never carries a diagnostic, nor an aborted one (DIA-014)."""
+    """One case per headline row × diagnostic × partial text, inside the domain (RES-029): the
+    row rendered as a success (no headline: completed) never carries a diagnostic; every other
+    row is drawn with and without one, aborted included (a remotely diagnosed abort, BGD-003)."""
     cases = []
     for param in row_params(_SPEC, "results", "headlines"):
         [row] = param.values
         for diagnostic in (False, True):
-            if diagnostic and row["stop_reason"] in ("completed", "aborted"):
+            if diagnostic and row["headline"] is None:
                 continue
             for text in (False, True):
                 marks = [*param.marks]

@@ -15,11 +15,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.areas.selection.blame import check_folded, check_selected, first_fold_difference
-from conformance.areas.selection.oracle import oracle_values, reached_rows
+from conformance.areas.selection.oracle import SelectionOracle, oracle_values, reached_rows
+from conformance.areas.selection.probes import Fold
 from conformance.areas.selection.strategies import steps_for
 from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, load_spec
-from conformance.verdict.blame import Violation
+from conformance.verdict.blame import Violation, golden_vector
 from conformance.verdict.reach import row_params
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
@@ -30,8 +31,35 @@ Json = dict[str, Any]
 requirement = pytest.mark.requirement
 
 _SPEC = load_spec()
-EVENT_BINDINGS = ["chunk-events", "embedded-stream"]
-ALL_BINDINGS = [*EVENT_BINDINGS, "text-stream"]
+_BINDINGS = _SPEC.table("selection", "bindings").rows
+EVENT_BINDINGS = sorted({r["binding"] for r in _BINDINGS if r["step_kind"] == "event"})
+ALL_BINDINGS = [*EVENT_BINDINGS, *sorted({r["binding"] for r in _BINDINGS} - set(EVENT_BINDINGS))]
+MESSAGE_RULES = [f"SEL-{n:03d}" for n in range(1, 8)]  # the candidate: SEL-001 to SEL-007
+FALLBACK_RULES = [f"SEL-{n:03d}" for n in range(8, 14)]  # the fallback: SEL-008 to SEL-013
+
+
+def binding_requirements(binding: str) -> list[str]:
+    """The rules a fold of ``binding`` can show, from its rows of table bindings: the binding's own
+    rule (column requirement), the message rules where it has a candidate, the fallback rules,
+    what only event steps carry (SEL-014: fields that never contribute; SEL-017: the other
+    format's carriers) and, where it reads a ``data.stream``, the stream readers' SEL-018/019.
+    A test parametrized by binding carries them per parameter: a requirement is checked only
+    where the adapter claims a binding that has it."""
+    rows = [r for r in _BINDINGS if r["binding"] == binding]
+    ids = [rid for r in rows for rid in r["requirement"]]
+    if any(r["feeds"] == "candidate" for r in rows):
+        ids += MESSAGE_RULES
+    if any(r["feeds"] == "fallback" for r in rows):
+        ids += FALLBACK_RULES
+    if any(r["step_kind"] == "event" for r in rows):
+        ids += ["SEL-014", "SEL-017"]
+    if any(r["reads"] == "data.stream" for r in rows):
+        ids += ["SEL-018", "SEL-019"]
+    return sorted(set(ids))
+
+
+def _by_binding(bindings: list[str], *also: str) -> list[Any]:
+    return [pytest.param(b, id=b, marks=[requirement(*binding_requirements(b), *also)]) for b in bindings]
 
 
 def _vector_marks(vector: Json) -> list[pytest.MarkDecorator]:
@@ -46,6 +74,17 @@ def _probe(adapter: Adapter, binding: str) -> Callable[[list[Json]], Any]:
     return lambda steps: adapter.call("select_output", {"binding": binding, "events": [s["event"] for s in steps]})
 
 
+def _fold(adapter: Adapter) -> Fold:
+    """The adapter's fold for any binding it claims, for a diagnosis to ask again."""
+
+    def fold(binding: str, steps: list[Json]) -> Any:
+        if not adapter.claims("bindings", binding):
+            return None
+        return adapter.call("fold_output", {"binding": binding, "steps": steps})
+
+    return fold
+
+
 def _events(steps: list[Json]) -> list[Json] | None:
     events = [step["event"] for step in steps if "event" in step]
     return events if len(events) == len(steps) else None
@@ -55,31 +94,28 @@ def _events(steps: list[Json]) -> list[Json] | None:
 def test_golden_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: Json) -> None:
     binding, steps = vector["binding"], vector["steps"]
     claim("bindings", binding)
-    check_folded(spec, binding, steps, adapter.call("fold_output", {"binding": binding, "steps": steps}))
-    events = _events(steps)
-    if events is not None and binding in EVENT_BINDINGS:
-        actual = adapter.call("select_output", {"binding": binding, "events": events})
-        check_selected(spec, binding, steps, actual, probe=_probe(adapter, binding))
+    with golden_vector(spec, "selection", "golden_vectors", vector, operations=OPERATIONS):
+        values = adapter.call("fold_output", {"binding": binding, "steps": steps})
+        check_folded(spec, binding, steps, values, fold=_fold(adapter))
+        events = _events(steps)
+        if events is not None and binding in EVENT_BINDINGS:
+            actual = adapter.call("select_output", {"binding": binding, "events": events})
+            check_selected(spec, binding, steps, actual, probe=_probe(adapter, binding), fold=_fold(adapter))
 
 
-SELECTION_RULE = [f"SEL-{n:03d}" for n in range(1, 15)]
-
-
-@requirement(*SELECTION_RULE, "SEL-015", "SEL-016", "SEL-017", "SEL-018", "SEL-019", "SEL-024")
-@pytest.mark.parametrize("binding", EVENT_BINDINGS)
+@pytest.mark.parametrize("binding", _by_binding(EVENT_BINDINGS, "SEL-024"))
 def test_select_output_follows_the_rule(adapter: Adapter, claim: Claim, spec: Spec, binding: str) -> None:
     claim("bindings", binding)
 
     @given(steps=steps_for(binding))
     def check(steps: list[Json]) -> None:
         actual = adapter.call("select_output", {"binding": binding, "events": [s["event"] for s in steps]})
-        check_selected(spec, binding, steps, actual, probe=_probe(adapter, binding))
+        check_selected(spec, binding, steps, actual, probe=_probe(adapter, binding), fold=_fold(adapter))
 
     check()
 
 
-@requirement(*SELECTION_RULE, "SEL-021", "SEL-025", "SEL-026")
-@pytest.mark.parametrize("binding", ALL_BINDINGS)
+@pytest.mark.parametrize("binding", _by_binding(ALL_BINDINGS, "SEL-025", "SEL-026"))
 def test_fold_after_every_prefix_is_the_rule_on_that_prefix(
     adapter: Adapter, claim: Claim, spec: Spec, binding: str
 ) -> None:
@@ -87,14 +123,15 @@ def test_fold_after_every_prefix_is_the_rule_on_that_prefix(
 
     @given(steps=steps_for(binding))
     def check(steps: list[Json]) -> None:
-        check_folded(spec, binding, steps, adapter.call("fold_output", {"binding": binding, "steps": steps}))
+        values = adapter.call("fold_output", {"binding": binding, "steps": steps})
+        check_folded(spec, binding, steps, values, fold=_fold(adapter))
 
     check()
 
 
 @requirement("SEL-024")
 @pytest.mark.parametrize("binding", EVENT_BINDINGS)
-def test_select_output_equals_the_folds_last_value(adapter: Adapter, claim: Claim, binding: str) -> None:
+def test_select_output_equals_the_folds_last_value(adapter: Adapter, claim: Claim, spec: Spec, binding: str) -> None:
     claim("bindings", binding)
 
     @given(steps=steps_for(binding))
@@ -102,16 +139,11 @@ def test_select_output_equals_the_folds_last_value(adapter: Adapter, claim: Clai
         folded = adapter.call("fold_output", {"binding": binding, "steps": steps})
         events = [s["event"] for s in steps]
         selected = adapter.call("select_output", {"binding": binding, "events": events})
-        last = folded[-1] if folded else None
-        if selected != last:
-            raise Violation(
-                ["SEL-024"],
-                operation="select_output",
-                input={"binding": binding, "events": events},
-                expected=last,
-                actual=selected,
-                detail="select_output must equal the last value fold_output collects over the same events",
-            )
+        if selected != (folded[-1] if isinstance(folded, list) and folded else None):
+            # One input, one blame: whichever of the two leaves the rule is blamed as the test of
+            # that operation blames it (the rule's value is what both must equal).
+            check_folded(spec, binding, steps, folded, fold=_fold(adapter))
+            check_selected(spec, binding, steps, selected, probe=_probe(adapter, binding), fold=_fold(adapter))
 
     check()
 
@@ -121,6 +153,7 @@ def test_select_output_equals_the_folds_last_value(adapter: Adapter, claim: Clai
 def test_pushed_text_shares_the_fallback_with_events(adapter: Adapter, claim: Claim, spec: Spec, binding: str) -> None:
     claim("bindings", binding)
     claim("bindings", "text-stream")
+    fold = _fold(adapter)
 
     @given(steps=steps_for(binding), texts=steps_for("text-stream"), data=st.data())
     def check(steps: list[Json], texts: list[Json], data: st.DataObject) -> None:
@@ -128,24 +161,43 @@ def test_pushed_text_shares_the_fallback_with_events(adapter: Adapter, claim: Cl
         for text in texts:
             mixed.insert(data.draw(st.integers(0, len(mixed))), text)
         actual = adapter.call("fold_output", {"binding": binding, "steps": mixed})
-        whole = isinstance(actual, list) and actual and len(actual) == len(mixed)
-        # The step that first made the fold wrong decides: a usage-only empty message that cleared
-        # the message is SEL-003's, whatever buffers the fallback then shows.
-        found = first_fold_difference(spec, binding, mixed, actual) if whole else None
-        got = actual[-1] if whole else None
-        expected = oracle_values(spec, binding, mixed)[-1] if mixed else None
-        separate = [oracle_values(spec, binding, part)[-1] for part in (steps, texts) if part]
-        cleared = found is not None and found[1] == ["SEL-003"]
-        if got != expected and isinstance(got, list) and got and got in separate and not cleared:
-            # The fold kept one kind of piece in a buffer of its own: that is what SEL-022 forbids.
+        whole = isinstance(actual, list) and len(actual) == len(mixed)
+        # The step that first made the fold wrong decides (first_fold_difference), as in every
+        # other test of the same fold; SEL-022 only where that rule cannot be the one that broke.
+        found = first_fold_difference(spec, binding, mixed, actual, fold) if whole else None
+        if found is not None and _kept_apart(spec, fold, binding, mixed[: found[0] + 1], actual[found[0]]):
+            prefix = mixed[: found[0] + 1]
             raise Violation(
                 ["SEL-022"],
                 operation="fold_output",
                 input={"binding": binding, "steps": mixed},
-                expected=expected,
-                actual=got,
-                detail="pushed text and event pieces go to one fallback buffer, in step order",
+                expected=oracle_values(spec, binding, prefix)[-1],
+                actual=actual[found[0]],
+                detail=f"fold_output after step {found[0] + 1} of {len(mixed)}: pushed text and event "
+                "pieces go to one fallback buffer, in step order; the value holds the pieces of one kind only",
             )
-        check_folded(spec, binding, mixed, actual)
+        check_folded(spec, binding, mixed, actual, fold)
 
     check()
+
+
+def _kept_apart(spec: Spec, fold: Fold, binding: str, prefix: list[Json], got: Any) -> bool:
+    """Whether a fold of mixed steps kept the two kinds of piece in buffers of their own (SEL-022):
+    no message decides yet, its value is the fallback of one kind of step alone or of both kinds
+    one after the other, and it folds each kind alone right, so neither kind's own rule broke."""
+    oracle = SelectionOracle(spec, binding)
+    for step in prefix:
+        oracle.push(step)
+    if oracle.message is not None or not (isinstance(got, list) and got):
+        return False
+    parts = [(binding, [s for s in prefix if "event" in s]), ("text-stream", [s for s in prefix if "text" in s])]
+    alone = [oracle_values(spec, b, part)[-1] if part else None for b, part in parts]
+    texts = [value[0]["text"] if value else "" for value in alone]
+    apart = [*alone, *([{"type": "text", "text": t}] for t in (texts[0] + texts[1], texts[1] + texts[0]) if t)]
+    if got not in apart:
+        return False
+    for (b, part), want in zip(parts, alone, strict=True):
+        values = fold(b, part) if part else [None]
+        if not isinstance(values, list) or values[-1:] != [want]:
+            return False
+    return True

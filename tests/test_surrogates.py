@@ -44,6 +44,9 @@ SELECTION = " or ".join(
         "test_job_vector",  # a killed Job's outcome holds no text, so job_output is reached too
         "completed-answer",
         "seed-partial-text-survives",
+        # a notice is held to the adapter's own job_outcome: a killed Job's outcome holds no text to
+        # poison, so this is where job_notice's own failure path is reached
+        "killed-start-notice",
     ]
 )
 OPERATIONS = [

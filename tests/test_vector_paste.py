@@ -1,5 +1,6 @@
 """A failing settle or render check prints its case as a vector row that pastes into the spec:
-the spec still loads with the row in place, and the row holds the case exactly."""
+the spec still loads with the row in place, and the row holds the case exactly. A failing golden
+vector is not a new case: it is named as the spec's vector and breaks its table's requirement."""
 
 from __future__ import annotations
 
@@ -9,8 +10,12 @@ from typing import Any
 import pytest
 
 from conformance.areas.results.oracle import check_rendering, check_settlement, expected_rendering, expected_settlement
+from conformance.areas.selection.blame import check_folded
+from conformance.areas.selection.oracle import oracle_values
 from conformance.spec import load_spec
-from conformance.verdict.blame import Violation
+from conformance.spec.resources import fixtures_dir
+from conformance.verdict.blame import Violation, golden_vector
+from tests.conftest import RunSuite
 
 REQUEST: dict[str, Any] = {
     "binding": "chunk-events",
@@ -74,3 +79,58 @@ def test_a_render_failure_pastes_as_a_render_vector(spec_copy: Path) -> None:
         r for r in load_spec(spec_copy).table("results", "render_vectors").rows if r["name"] == "found-by-hypothesis"
     ]
     assert (pasted["result"], pasted["expected"], pasted["covers"]) == (result, expected, ["RES-024"])
+
+
+def test_a_failing_golden_vector_is_labelled_as_that_vector() -> None:
+    """A golden vector that fails is named as the spec's vector (it is there already), never offered
+    as a found-by-hypothesis row, and breaks its table's requirement after the rule that tells."""
+    spec = load_spec()
+    vector = spec.table("selection", "golden_vectors").rows[0]
+    values = oracle_values(spec, vector["binding"], vector["steps"])
+    wrong = [*values[:-1], None]  # the fold loses its selection at the last step
+    with pytest.raises(Violation) as caught, golden_vector(spec, "selection", "golden_vectors", vector):
+        check_folded(spec, vector["binding"], vector["steps"], wrong)
+    found = caught.value
+    [rule, holds] = found.requirements
+    assert rule != "SEL-027" and holds == "SEL-027"
+    assert found.sections["golden vector (spec/selection.yaml, table golden_vectors)"].startswith(
+        f'name: "{vector["name"]}"'
+    )
+    assert "found-by-hypothesis" not in str(found)
+
+
+def test_a_failing_settle_vector_is_labelled_as_that_vector() -> None:
+    spec = load_spec()
+    vector = spec.table("results", "settle_vectors").rows[0]
+    wrong = {**vector["expected"], "result": {**vector["expected"]["result"], "stopReason": "frobnicated"}}
+    with pytest.raises(Violation) as caught, golden_vector(spec, "results", "settle_vectors", vector):
+        check_settlement(spec, vector["input"], vector["expected"], wrong)
+    assert caught.value.requirements[-1] == "RES-018" and len(caught.value.requirements) > 1
+    assert vector["name"] in caught.value.sections["golden vector (spec/results.yaml, table settle_vectors)"]
+    assert "found-by-hypothesis" not in str(caught.value)
+
+
+def test_golden_vector_failures_violate_their_requirement(run_suite: RunSuite) -> None:
+    """Against an adapter whose golden vectors fail, "the golden vectors hold" is violated, not
+    passed, and every failing vector's report names the vector."""
+    run = run_suite(
+        "-q",
+        "--pyargs",
+        "conformance.test_selection",
+        "conformance.test_results",
+        "-k",
+        "test_golden_vector or test_settle_vector",
+        impl="bad_no_text_fallback",
+        importable=[fixtures_dir() / "known_bad"],
+        report=True,
+    )
+    assert run.code == 1, run.tail
+    statuses = {r["id"]: r["status"] for r in run.report["requirements"]}
+    assert statuses["SEL-027"] == statuses["RES-018"] == "violated"
+    failed = [t for t in run.report["tests"] if t["outcome"] == "failed"]
+    assert failed
+    for test in failed:
+        name = test["nodeid"].rsplit("[", 1)[1].rstrip("]")
+        [record] = test["failures"]
+        assert any(title.startswith("golden vector (") and name in text for title, text in record["sections"].items())
+        assert "found-by-hypothesis" not in str(record)

@@ -103,9 +103,7 @@ def load_scenarios(spec: Spec, file: Path) -> list[Scenario]:
     ]
 
 
-def _unawaited_request_problems(
-    item: Json, located: Located, file: str, path: tuple[str | int, ...]
-) -> list[Problem]:
+def _unawaited_request_problems(item: Json, located: Located, file: str, path: tuple[str | int, ...]) -> list[Problem]:
     """A server request the fake sends has its reply checked (CDX-031), and a reply is recorded
     only while the fake lives: so the script awaits it, bounded, before it goes on or ends.
     Otherwise whether the reply is seen depends on how fast the provider runs."""

@@ -169,6 +169,7 @@ def call(adapter: Any, planned: list[PlannedRun]) -> list[Json]:
     [operation] = {TIERS[p.scenario.product].operation for p in planned}
     return call_runs(adapter, operation, [p.run for p in planned])
 
+
 def product_name(spec: Spec, product: str) -> str:
     """The product as the grammar and table canary_sites name it (diagnostic.products)."""
     [name] = [r["product"] for r in spec.table("diagnostic", "products").rows if r["area"] == product]

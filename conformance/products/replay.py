@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+from conformance.areas.claude_code.checks import diagnosis
 from conformance.areas.claude_code.oracle import decide, expected_outcome
 from conformance.process.blame import Context, blamed, result_problems
 from conformance.process.blame import Problem as Difference
@@ -180,6 +181,9 @@ def replay(
     actual = call(operation, scenario)
     if actual in expected:
         return
+    if case.product == "claude-code":  # the input claude_code_outcome takes: blamed as the claude_code tier blames it
+        blame = diagnosis(spec).diagnose(scenario, expected[0], actual, lambda s: call(operation, s))
+        _violation(blame, case, recording, path, scenario, expected[0], actual)
     ctx = Context(
         spec,
         case.product,
@@ -203,9 +207,35 @@ def replay(
         expected=expected[0] if len(expected) == 1 else {"one of": expected},
         actual=actual,
         detail="\n".join(f"{p.message} [{', '.join(p.requirements)}]" for p in problems),
-        sections={
-            "case": f"{case.id} ({case.where}): {case.description}",
-            "recording": str(path or recording_file(case.product, case.name)),
-            "transcript excerpt": excerpt(recording),
-        },
+        sections=_sections(case, recording, path),
+    )
+
+
+def _sections(case: Case, recording: Json, path: Path | None) -> dict[str, str]:
+    return {
+        "case": f"{case.id} ({case.where}): {case.description}",
+        "recording": str(path or recording_file(case.product, case.name)),
+        "transcript excerpt": excerpt(recording),
+    }
+
+
+def _violation(
+    requirements: list[str],
+    case: Case,
+    recording: Json,
+    path: Path | None,
+    scenario: Json,
+    expected: Json,
+    actual: Json,
+) -> NoReturn:
+    """A Claude Code replay's difference, blamed by the claude_code tier's diagnosis of the same
+    input (conformance/areas/claude_code/blame.py): a published run's failure reported as a
+    start-up failure is CC-035's, whatever the transcript's case covers."""
+    raise Violation(
+        requirements,
+        operation="claude_code_outcome",
+        input=scenario,
+        expected=expected,
+        actual=actual,
+        sections=_sections(case, recording, path),
     )

@@ -20,7 +20,11 @@ from conformance.areas.background.oracle import (
     summary_line,
     tables,
 )
-from conformance.areas.results.strategies import expected_rendering
+from conformance.areas.results.oracle import diagnose_rendering, expected_rendering
+
+# The rendering rules of the diagnostic line (results RES-024, RES-026): what the foreground must
+# show of a diagnostic the Job shows (BGD-006).
+DIAGNOSTIC_LINE_RULES = frozenset({"RES-024", "RES-026"})
 
 
 def without_output(request: Json) -> Json | None:
@@ -119,12 +123,14 @@ def notice_blame(spec: Any, request: Json, actual: Json) -> list[str]:
     return blamed or ["BGD-012"]
 
 
-def foreground_diagnostic_span(spec: Any, result: Json) -> tuple[str, int, int] | None:
-    """The foreground tool result's expected text (results.py) and where in it the diagnostic
-    stands (RES-024), for a non-completed result with a diagnostic; None otherwise."""
-    if "diagnostic" not in result or result["stopReason"] == "completed":
+def foreground_diagnostic_blame(spec: Any, result: Json, actual: Any) -> list[str] | None:
+    """The diagnostic-line rule a wrong foreground tool result ``actual`` of a non-completed
+    result with a diagnostic (one the Job shows) breaks, as the results tests diagnose it
+    (RES-024, or RES-026 for a mangled diagnostic), so the same rendering is blamed the same way
+    in both tiers; None when the rendering is right, or wrong only where the results tests alone
+    judge it."""
+    expected = expected_rendering(spec, result)
+    if actual == expected:
         return None
-    expected: str = expected_rendering(spec, result)["text"]
-    fragments = {row["name"]: row["text"] for row in spec.table("results", "render_fragments").rows}
-    start = expected.index(fragments["diagnostic_prefix"]) + len(fragments["diagnostic_prefix"])
-    return expected, start, start + len(result["diagnostic"])
+    blamed = diagnose_rendering(spec, result, expected, actual)
+    return blamed if set(blamed) <= DIAGNOSTIC_LINE_RULES else None

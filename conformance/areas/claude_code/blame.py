@@ -10,13 +10,15 @@ rule of the field it was copied from.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from conformance.areas.claude_code.oracle import decide, tables
-from conformance.areas.codex.blame import leaks
+from conformance.areas.codex.blame import DECOY, leaks, raw_strings, replaced
 from conformance.areas.diagnostic.text_blame import Finding, result_findings
 
 Json = dict[str, Any]
+Outcome = Callable[[Json], Json]
 
 INVALID_SUCCESS = "invalid-success"
 
@@ -26,8 +28,19 @@ class ClaudeDiagnosis:
 
     def __init__(self, spec: Any) -> None:
         self.spec = spec
+        self.outcome: Outcome | None = None  # the adapter's, while a diagnosis probes with it
+        # The stages only start() reports (table stages: they surface in no run result); the run
+        # claude_code_outcome settles is published, so its failure is never one of them (CC-035).
+        self.startup_stages = {
+            r["stage"]
+            for r in spec.table("claude-code", "stages").rows
+            if "run-result" not in r["surfaces_in"] and "dispose-rejection" not in r["surfaces_in"]
+        }
 
-    def diagnose(self, scenario: Json, expected: Json, actual: Json) -> list[str]:
+    def diagnose(self, scenario: Json, expected: Json, actual: Json, outcome: Outcome | None = None) -> list[str]:
+        """Every requirement whose rule tells ``expected`` from ``actual``; ``outcome``, the
+        adapter's claude_code_outcome, confirms which raw field a copied text came from."""
+        self.outcome = outcome
         row = decide(self.spec, scenario).row
         out: list[str] = []
         stop_differs = expected["stopReason"] != actual.get("stopReason")
@@ -37,11 +50,15 @@ class ClaudeDiagnosis:
             out += self.output_rules(scenario, expected)
         findings = result_findings(expected.get("diagnostic"), actual.get("diagnostic"))
         classified_otherwise = any(f.aspect in ("stage", "category") for f in findings)
+        startup = _field(actual.get("diagnostic"), "stage") in self.startup_stages
         for f in findings:
             if f.aspect == "diagnostic" and stop_differs:
                 continue  # its presence follows from the stop reason
             if f.aspect.startswith("permission") and classified_otherwise:
                 continue  # the latest fact is the one at classification, which happened elsewhere
+            if f.aspect in ("stage", "category") and startup:
+                out.append("CC-035")  # a published run's failure reported as a start-up failure
+                continue
             out += self.finding_rules(scenario, row, f)
         return list(dict.fromkeys(out)) or ["CC-007"]
 
@@ -91,7 +108,9 @@ class ClaudeDiagnosis:
         if f.aspect == "product":
             return ["DIA-001"]
         if f.aspect in ("order", "unparseable"):
-            return ["RED-002", *self.leak_rules(scenario, f.actual or "", f.expected or "")]
+            # A copied raw field is the leak of its source (its rule alone); else the grammar rule.
+            return self.leak_rules(scenario, f.actual or "", f.expected or "") or ["RED-002"]
+
         if f.aspect == "permission-order":
             return ["CC-027", "DIA-012"]
         if f.aspect == "permission-count":
@@ -104,21 +123,56 @@ class ClaudeDiagnosis:
         return ["CC-025", "DIA-013"]
 
     @staticmethod
-    def leak_rules(scenario: Json, text: str, allowed: str) -> list[str]:
-        """The rule of each raw scenario field whose text was copied into ``text``."""
+    def source_rules(path: str) -> list[str]:
+        """The rule that says the raw field at ``path`` of a scenario never reaches a text."""
+        if path.startswith("exception"):
+            return ["CC-016"]  # the exception's text never appears
+        if ".errors" in path:
+            return ["CC-008"]
+        if ".subtype" in path:
+            return ["CC-009"]
+        if "callback" in path or "permission_denied" in path:
+            return ["CC-025"]  # nothing from a trigger's arguments or fields enters the fact
+        return ["RED-001"]  # no forbidden source reaches a text: a field no narrower rule names
+
+    def leak_rules(self, scenario: Json, text: str, allowed: str) -> list[str]:
+        """The rule of each raw scenario field whose text was copied into ``text``: a field of
+        the events, or a line of the exception's message (which may embed the CLI's stderr).
+        With the adapter's claude_code_outcome (``self.outcome``), a candidate is a source only
+        when a decoy put in its place shows up in the diagnostic (as in codex/blame.py)."""
+        probe = self.outcome
         out = []
-        for path, _ in leaks(scenario, text, allowed):
-            if ".errors" in path:
-                out.append("CC-008")
-            elif ".subtype" in path:
-                out.append("CC-009")
-            elif "callback" in path or "permission_denied" in path:
-                out.append("CC-025")
+        candidates = leaks(scenario, text, "" if probe else allowed, shortest=0 if probe else 4, trimmed=bool(probe))
+        for path, value in candidates:
+            if probe is not None:
+                twin = replaced(scenario, path, value, DECOY)
+                if path.endswith(".callback") or twin == scenario or DECOY not in _diagnostic(probe(twin)):
+                    continue  # a callback name (it shapes the input), a key, or a string not copied
+            out += self.source_rules(path)
+        message = scenario.get("exception", {}).get("message") if isinstance(scenario.get("exception"), dict) else None
+        if isinstance(message, str):
+            if probe is not None:
+                copied = message in text and DECOY in _diagnostic(probe({**scenario, "exception": {"message": DECOY}}))
             else:
-                out.append("RED-001")
-        if "exception" in scenario and str(scenario["exception"].get("message", "")) in text:
-            out.append("CC-016")
-        return out
+                lines = [message, *(line.strip() for line in message.splitlines())]
+                copied = any(len(line) >= 4 and line in text and line not in allowed for line in lines)
+            if copied:
+                out += self.source_rules("exception.message")
+        return list(dict.fromkeys(out))
+
+    def copied_rules(self, scenario: Json, text: str, outcome: Outcome) -> list[str]:
+        """The rule of each raw field ``text`` copies, confirmed with the adapter's ``outcome``."""
+        self.outcome = outcome
+        return self.leak_rules(scenario, text, "")
+
+    def canary_rules(self, scenario: Json, canary: str) -> list[str]:
+        """The rule of each raw field of ``scenario`` that holds ``canary`` (RED-008 when none does)."""
+        out = [r for path, value in raw_strings(scenario) if canary in value for r in self.source_rules(path)]
+        return list(dict.fromkeys(out)) or ["RED-008"]
+
+
+def _diagnostic(result: Any) -> str:
+    return str(result.get("diagnostic", "")) if isinstance(result, dict) else ""
 
 
 def _field(text: str | None, label: str) -> str | None:

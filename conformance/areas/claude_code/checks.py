@@ -5,6 +5,7 @@ breaks (conformance.areas.claude_code.blame) and the run-result grammar of diagn
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from conformance.areas.claude_code.blame import ClaudeDiagnosis
@@ -37,12 +38,21 @@ def diagnosis(spec: Spec) -> ClaudeDiagnosis:
     return _DIAGNOSIS[id(spec)]
 
 
-def judge(spec: Spec, scenario: Json, expected: Json, actual: Json, *, found: bool = True) -> None:
+def judge(
+    spec: Spec,
+    scenario: Json,
+    expected: Json,
+    actual: Json,
+    *,
+    found: bool = True,
+    outcome: Callable[[Json], Json] | None = None,
+) -> None:
     """Raise a Violation of exactly the rules that tell ``actual`` from ``expected``
-    (claude_code_blame), with the failing example as a paste-ready vector."""
+    (claude_code_blame), with the failing example as a paste-ready vector. ``outcome``, the
+    adapter's claude_code_outcome, lets the diagnosis confirm where a copied text came from."""
     if actual == expected:
         return
-    blamed = diagnosis(spec).diagnose(scenario, expected, actual)
+    blamed = diagnosis(spec).diagnose(scenario, expected, actual, outcome)
     row = {"name": "found-by-property", "covers": blamed, "scenario": scenario, "expected": expected}
     raise Violation(
         blamed,
@@ -54,10 +64,15 @@ def judge(spec: Spec, scenario: Json, expected: Json, actual: Json, *, found: bo
     )
 
 
+def outcome(adapter: Adapter) -> Callable[[Json], Json]:
+    """The adapter's claude_code_outcome as a function of its input."""
+    return lambda scenario: adapter.call("claude_code_outcome", scenario)
+
+
 def check_answer(adapter: Adapter, spec: Spec, scenario: Json) -> Json:
     """Call the adapter and hold its answer to the oracle and to the grammar."""
     actual: Json = adapter.call("claude_code_outcome", scenario)
-    judge(spec, scenario, expected_outcome(spec, scenario), actual)
+    judge(spec, scenario, expected_outcome(spec, scenario), actual, outcome=outcome(adapter))
     if "diagnostic" in actual and not run_result_grammar(spec).matches(actual["diagnostic"]):
         raise Violation(
             ["RED-002"],

@@ -12,10 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from conformance.areas.codex.sources import SourceRules
 from conformance.areas.diagnostic.text_blame import Finding, result_findings
 
 Json = dict[str, Any]
+Outcome = Callable[[Json], Json]
 THREAD_ID, TURN_ID = "thread-1", "turn-1"
+DECOY = "Decoy7f3q"  # put in place of a raw string: seen in a text only when copied
 
 
 def comparable(result: Json) -> Json:
@@ -33,6 +36,7 @@ class CodexDiagnosis:
     """The rules of codex.yaml a difference between two results shows broken."""
 
     def __init__(self, spec: Any) -> None:
+        self.outcome: Outcome | None = None  # the adapter's, while a diagnosis probes with it
         self.union = {str(v) for v in spec.vocabulary("codex.variant").values}
         self.strings = {str(v) for v in spec.vocabulary("codex.variant_string").values}
         self.objects = {str(v) for v in spec.vocabulary("codex.variant_object").values}
@@ -40,6 +44,7 @@ class CodexDiagnosis:
         self.http = {str(v) for v in spec.vocabulary("codex.http_status_variant").values}
         self.statuses = {str(v) for v in spec.vocabulary("codex.terminal_status").values}
         self.signatures = [str(v) for v in spec.vocabulary("codex.stderr_signature").values]
+        self.sources = SourceRules(spec)
 
     # -- what the scenario holds
 
@@ -97,8 +102,10 @@ class CodexDiagnosis:
 
     # -- the diagnosis
 
-    def diagnose(self, request: Json, expected: Json, actual: Json) -> list[str]:
-        """Every requirement whose rule tells ``expected`` from ``actual`` (after comparable())."""
+    def diagnose(self, request: Json, expected: Json, actual: Json, outcome: Outcome | None = None) -> list[str]:
+        """Every requirement whose rule tells ``expected`` from ``actual`` (after comparable());
+        ``outcome``, the adapter's codex_outcome, confirms which raw field a copied text came from."""
+        self.outcome = outcome
         out: list[str] = []
         stop_differs = expected.get("stopReason") != actual.get("stopReason")
         if stop_differs:
@@ -158,7 +165,8 @@ class CodexDiagnosis:
         if f.aspect == "product":
             return ["DIA-001"]
         if f.aspect in ("order", "unparseable"):
-            return ["RED-002", *self.leak_rules(request, expected, f.actual or "")]
+            # A copied raw field is the leak of its source (its rule alone); else the grammar rule.
+            return self.leak_rules(request, expected, f.actual or "") or ["RED-002"]
         if f.aspect == "permission-order":
             return ["DIA-012"]
         if f.aspect == "permission-count":
@@ -180,16 +188,24 @@ class CodexDiagnosis:
         return out
 
     def leak_rules(self, request: Json, expected: Json, text: str) -> list[str]:
-        """The rule of each raw scenario field whose text was copied into ``text``."""
+        """The rule of each raw scenario field whose text was copied into ``text`` (sources.py).
+        A raw string found in the text is a source only when a decoy put in its place shows up in
+        the diagnostic (probed with the adapter's codex_outcome, when the diagnosis has it): a
+        word that merely also occurs in a copied one, an equal string elsewhere in the scenario,
+        or a field the mapping reads (its decoy changes a fact, never appears) is not."""
         out = []
-        for path, _ in leaks(request, text, str(expected.get("diagnostic", ""))):
-            if "stderr" in path:
-                out += ["CDX-041", "RED-006"]
-            elif "turn" in path and ("message" in path or "additionalDetails" in path):
-                out.append("CDX-009")
-            else:
-                out.append("CDX-072")
-        return out
+        # Probed, any string the text contains is a candidate (even one the expected text holds:
+        # a message "no" is inside "unknown"); unprobed, only longer ones the expected text lacks.
+        allowed = str(expected.get("diagnostic", "")) if self.outcome is None else ""
+        for path, value in leaks(request, text, allowed, shortest=0 if self.outcome else 4, trimmed=bool(self.outcome)):
+            if self.outcome is not None:
+                if ".exit." in path:
+                    continue  # a signal name: a value of the process outcome, never a raw string
+                twin = replaced(request, path, value, DECOY)
+                if twin == request or DECOY not in str(self.outcome(twin).get("diagnostic", "")):
+                    continue  # a key (never probed: it shapes the input), or a string not copied
+            out += self.sources.rules(request, path)
+        return list(dict.fromkeys(out))
 
 
 def _category(result: Json) -> str | None:
@@ -216,25 +232,89 @@ def _strings(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
             yield from _strings(v, f"{path}.{k}")
 
 
-def leaks(request: Json, text: str, allowed: str, *, shortest: int = 4) -> list[tuple[str, str]]:
+def replaced(value: Any, target: str, old: str, new: str, path: str = "events") -> Any:
+    """``value`` (a scenario, walked as :func:`_strings` walks its events) with the string value
+    ``old`` at ``target`` replaced by ``new`` (keys are kept)."""
+    if path == "events" and isinstance(value, dict) and "events" in value:
+        return {**value, "events": replaced(value["events"], target, old, new, path)}
+    if isinstance(value, str):
+        return new if path == target and value == old else value
+    if isinstance(value, list):
+        return [replaced(v, target, old, new, f"{path}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            child = f"{path}.{k}"
+            out[k] = replaced(v, target, old, new, child)
+        return out
+    return value
+
+
+def raw_strings(request: Json) -> Iterator[tuple[str, str]]:
+    """(path, value) of every string of the scenario's events (keys included) and of its exception."""
+    yield from _strings(request.get("events", []), "events")
+    if "exception" in request:
+        yield from _strings(request["exception"], "exception")
+
+
+def leaks(request: Json, text: str, allowed: str, *, shortest: int = 4, trimmed: bool = False) -> list[tuple[str, str]]:
     """(path, value) of every raw string of the scenario (at least ``shortest`` characters) that
-    ``text`` contains and the expected text ``allowed`` does not."""
+    ``text`` contains (``trimmed``: without its surrounding whitespace) and the expected text
+    ``allowed`` does not."""
     found = []
     for path, value in _strings(request.get("events", []), "events"):
-        if len(value) >= shortest and value in text and value not in allowed:
+        needle = value.strip() if trimmed else value
+        if len(value) >= shortest and needle in text and not (allowed and value in allowed):
             found.append((path, value))
     return found
 
 
-def with_counterfactual(outcome: Callable[[Json], Json], request: Json, expected: Json, blamed: list[str]) -> list[str]:
+def ignored_notification_rule(outcome: Callable[[Json], Json], request: Json, expected: Json) -> list[str] | None:
     """CDX-023 when the difference is the `error` notification's doing: without those
     notifications (which the spec ignores, so the expected result stays the same) the adapter
-    answers as the spec says."""
+    answers as the spec says. None when it is not (probed)."""
     kept = [
         e for e in request["events"] if not (isinstance(e.get("frame"), dict) and e["frame"].get("method") == "error")
     ]
     if len(kept) == len(request["events"]):
-        return blamed
+        return None
     if comparable(outcome({**request, "events": kept})) == expected:
         return ["CDX-023"]
-    return blamed
+    return None
+
+
+def without_unread_detail(request: Json, objects: set[str], http: set[str]) -> Json | None:
+    """``request`` with every key the mapping never reads taken out of the detail of each
+    turn/completed's known object variant (all but httpStatusCode of the four connection and
+    stream variants, CDX-005), or None when there is none: the expected result stays the same."""
+    events, changed = [], False
+    for event in request["events"]:
+        frame: Any = event.get("frame")
+        params: Any = (
+            frame.get("params") if isinstance(frame, dict) and frame.get("method") == "turn/completed" else None
+        )
+        turn: Any = params.get("turn") if isinstance(params, dict) else None
+        error: Any = turn.get("error") if isinstance(turn, dict) else None
+        info = error.get("codexErrorInfo") if isinstance(error, dict) else None
+        if isinstance(info, dict) and len(info) == 1:
+            [(name, detail)] = info.items()
+            if name in objects and isinstance(detail, dict):
+                read = {k: v for k, v in detail.items() if name in http and k == "httpStatusCode"}
+                if read != detail:
+                    changed = True
+                    error = {**error, "codexErrorInfo": {name: read}}
+                    event = {**event, "frame": {**frame, "params": {**params, "turn": {**turn, "error": error}}}}
+        events.append(event)
+    return {**request, "events": events} if changed else None
+
+
+def unread_detail_rule(
+    outcome: Callable[[Json], Json], request: Json, expected: Json, diagnosis: CodexDiagnosis
+) -> list[str] | None:
+    """CDX-005 when the difference is the doing of detail keys the mapping never reads: without
+    them the adapter answers as the spec says. None when it is not (probed: a wrong answer with
+    and without them stays the rule the diagnosis names, CDX-003 for a variant not recognised)."""
+    stripped = without_unread_detail(request, diagnosis.objects, diagnosis.http)
+    if stripped is not None and comparable(outcome(stripped)) == expected:
+        return ["CDX-005"]
+    return None

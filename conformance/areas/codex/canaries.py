@@ -135,7 +135,7 @@ def _plant_turn_error_message(draw: st.DrawFn, spec: Any, run: RunTemplate) -> P
 
 def _plant_additional_details(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:
     details = draw(st.sampled_from([run.marks(), f"raw command payload {run.marks()}"]))
-    return Planted([], failed_turn(turn_error(draw(_infos(spec)), "m", additionalDetails=details), run.turn))
+    return Planted([], failed_turn(turn_error(draw(_infos(spec)), additionalDetails=details), run.turn))
 
 
 def _plant_turn_kind(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:
@@ -159,7 +159,7 @@ def _plant_unknown_variant(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Plan
         lambda: {"httpConnectionFailed": [m()]},
     ]
     info = shapes[draw(st.integers(0, len(shapes) - 1))]()
-    return Planted([], failed_turn(turn_error(info, "m"), run.turn))
+    return Planted([], failed_turn(turn_error(info), run.turn))
 
 
 def _plant_approval_command(draw: st.DrawFn, spec: Any, run: RunTemplate) -> Planted:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from conformance.areas.codex.blame import CodexDiagnosis, comparable, with_counterfactual
+from conformance.areas.codex.blame import CodexDiagnosis, comparable, ignored_notification_rule, unread_detail_rule
 from conformance.areas.codex.oracle import CodexOracle
 from conformance.areas.codex.scenarios import failed_turn, response, scenario, terminal, turn_error
 from conformance.areas.diagnostic.grammar import Matcher, roots
@@ -35,7 +35,11 @@ class CodexChecks:
         answer = outcome(request)
         actual = comparable(answer)
         if actual != expected:
-            blamed = with_counterfactual(outcome, request, expected, self.diagnosis.diagnose(request, expected, actual))
+            blamed = (  # an ignored part of the scenario that makes the difference, else the rule of each field
+                ignored_notification_rule(outcome, request, expected)
+                or unread_detail_rule(outcome, request, expected, self.diagnosis)
+                or self.diagnosis.diagnose(request, expected, actual, outcome)
+            )
             raise Violation(
                 blamed,
                 operation="codex_outcome",
@@ -44,13 +48,17 @@ class CodexChecks:
                 actual=answer,
                 sections=_as_vector(request, expected, blamed) if found else None,
             )
-        self.check_grammar(request, answer)
+        self.check_grammar(request, answer, outcome)
 
-    def check_grammar(self, request: Json, answer: Json) -> None:
-        """RED-002: a diagnostic is a sentence of the Codex run-result grammar."""
+    def check_grammar(self, request: Json, answer: Json, outcome: Outcome | None = None) -> None:
+        """RED-002: a diagnostic is a sentence of the Codex run-result grammar; one that is not
+        because it copies a raw field of the scenario breaks that field's rule instead (sources.py,
+        confirmed with ``outcome`` when given)."""
         if "diagnostic" in answer and not self.run_result.matches(answer["diagnostic"]):
+            self.diagnosis.outcome = outcome
+            copied = self.diagnosis.leak_rules(request, {}, answer["diagnostic"])
             raise Violation(
-                ["RED-002"],
+                copied or ["RED-002"],
                 operation="codex_outcome",
                 input=request,
                 expected="a diagnostic that is a sentence of the Codex run-result grammar",

@@ -52,6 +52,33 @@ def _detail_extras() -> st.SearchStrategy[Json]:
     return st.dictionaries(st.sampled_from(["url", "message", "retryAfter", "data"]), any_text(max_size=8), max_size=2)
 
 
+_JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | any_text(max_size=8),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(any_text(max_size=6), inner, max_size=2),
+    max_leaves=4,
+)
+
+
+@st.composite
+def unread_details(draw: st.DrawFn, spec: Any, variant: str) -> tuple[Json, int | None]:
+    """A detail of object variant ``variant`` with at least one key the mapping never reads
+    (CDX-005: any name, any JSON value; turnKind included), and the HTTP status the spec prints
+    for it: that of its httpStatusCode form for the four connection and stream variants, else none."""
+    http_variants = set(spec.vocabulary("codex.http_status_variant").values)
+    named = st.sampled_from(["url", "message", "retryAfter", "turnKind", "data", "status", "code"])
+    names = named | any_text(max_size=8)
+    keys = names.filter(lambda k: variant not in http_variants or k != "httpStatusCode")
+    detail: Json = draw(st.dictionaries(keys, _JSON_VALUES, min_size=1, max_size=3))
+    printed = None
+    if variant in http_variants:
+        value, printed = draw(http_forms(spec))
+        if value is not MISSING:
+            detail["httpStatusCode"] = value
+    items = list(detail.items())
+    order = draw(st.permutations(range(len(items))))  # the read key anywhere among the others
+    return {items[i][0]: items[i][1] for i in order}, printed
+
+
 def error_infos(spec: Any) -> st.SearchStrategy[ErrorInfo]:
     """turn.error values of every family: each variant of the union (with every httpStatusCode
     form), the newer variants, and the unknown, mixed, empty and null-detail shapes."""

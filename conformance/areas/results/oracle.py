@@ -175,7 +175,12 @@ def _selection_requirement(spec: Spec, request: Json, output: list[Json], probe:
     if probe is not None and own:
         values = probe(request)
         if isinstance(values, list) and len(values) == len(own):
-            found = first_fold_difference(spec, request["binding"], own, values)
+            ask = probe
+
+            def fold(binding: str, steps: list[Json]) -> Any:  # any log's fold, for the diagnosis to ask
+                return ask({"binding": binding, "steps": steps, "boundary": 0})
+
+            found = first_fold_difference(spec, request["binding"], own, values, fold)
             return found[1][0] if found is not None else "RES-002"
     oracle = SelectionOracle(spec, request["binding"])
     for step in own:

@@ -2,8 +2,11 @@
 
 The diagnosis compares an adapter's value with the oracle's (oracle.py) at the first step where
 they part and names the one rule that tells them apart (an empty message taken as the answer, or
-one that cleared the selected message, is SEL-003, a missing fallback SEL-008, ``[]`` for nothing
-SEL-013, …). Requirement IDs of binding-specific rules come from column ``requirement`` of table
+one that cleared the selected message, is SEL-003, streamed text that displaced a message
+SEL-004, a missing fallback SEL-008, ``[]`` for nothing SEL-013, …). Where one value cannot tell
+two rules apart, the adapter is asked again (``probe``, ``fold``): a fallback it never shows in
+any binding is SEL-008, one it shows elsewhere but not from this binding's rows is the binding's
+rule. Requirement IDs of binding-specific rules come from column ``requirement`` of table
 ``bindings``; only the general rules SEL-001 to SEL-014 and SEL-017/019/022/025 are written
 here, each where the text of that requirement decides.
 """
@@ -14,13 +17,34 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
-from conformance.areas.selection.oracle import Json, SelectionOracle, oracle_values
+from conformance.areas.selection.oracle import Candidate, Json, SelectionOracle, oracle_values
+from conformance.areas.selection.probes import Fold, fallback_shown, last_candidate, row_read
 from conformance.spec import Spec
 from conformance.verdict.blame import Violation, difference, pasteable_row
 
 
 def _binding_requirement(spec: Spec, row: int) -> list[str]:
     return list(spec.table("selection", "bindings").rows[row]["requirement"])
+
+
+def _streamed(actual: Any, oracle: SelectionOracle) -> bool:
+    """Whether ``actual`` is streamed text in the fallback's shape: one text block joining a run
+    of consecutive fallback pieces (all of them, or those of some later steps)."""
+    if not (isinstance(actual, list) and len(actual) == 1 and isinstance(actual[0], dict)):
+        return False
+    text = actual[0].get("text")
+    if actual[0].get("type") != "text" or not isinstance(text, str) or not text:
+        return False
+    pieces = [p.text for p in oracle.pieces]
+    for start in range(len(pieces)):
+        joined = ""
+        for piece in pieces[start:]:
+            joined += piece
+            if joined == text:
+                return True
+            if not text.startswith(joined):
+                break
+    return False
 
 
 def _has_visible_text(content: list[Json]) -> bool:
@@ -40,11 +64,12 @@ def _other_bindings(spec: Spec, binding: str) -> tuple[str, ...]:
 
 
 def diagnose(
-    spec: Spec, binding: str, steps: list[Json], actual: Any, *, incremental: bool = False
+    spec: Spec, binding: str, steps: list[Json], actual: Any, *, incremental: bool = False, fold: Fold | None = None
 ) -> tuple[list[str], str]:
     """The requirement(s) whose rule separates ``actual`` from the rule's value after ``steps``
     (the adapter's value after the last of them), and why, in one sentence. ``incremental``:
-    the adapter's values after every shorter prefix were right, so the last step caused this."""
+    the adapter's values after every shorter prefix were right, so the last step caused this.
+    ``fold`` asks the adapter's fold again (whether it shows a fallback anywhere)."""
     oracle = SelectionOracle(spec, binding)
     for step in steps:
         oracle.push(step)
@@ -69,8 +94,8 @@ def diagnose(
         # selected: the seed's own bug, whatever the value it fell back to (SEL-003).
         if incremental and at_empty_message and actual == _cleared(oracle):
             return ["SEL-003"], "a usage-only empty message cleared the selected message"
-        return _candidate(spec, binding, steps, actual, oracle, at_empty_message)
-    return _fallback(spec, binding, steps, actual, oracle, at_empty_message)
+        return _candidate(spec, binding, steps, actual, oracle, incremental)
+    return _fallback(spec, binding, steps, actual, oracle, fold)
 
 
 def _cleared(oracle: SelectionOracle) -> list[Json] | None:
@@ -83,11 +108,14 @@ def _cleared(oracle: SelectionOracle) -> list[Json] | None:
 
 
 def _candidate(
-    spec: Spec, binding: str, steps: list[Json], actual: Any, oracle: SelectionOracle, at_empty: bool
+    spec: Spec, binding: str, steps: list[Json], actual: Any, oracle: SelectionOracle, incremental: bool
 ) -> tuple[list[str], str]:
     chosen = oracle.candidates[-1]
     if actual == [] and oracle.empty_messages and oracle.empty_messages[-1] > chosen.step:
         return ["SEL-003"], "a later usage-only empty message erased the selected message"
+    if incremental and chosen.step < oracle.steps - 1 and _streamed(actual, oracle):
+        # The fold held the message after its step; a later step's streamed text took its place.
+        return ["SEL-004"], "text streamed after a non-empty message displaced it"
     fallback_block = [{"type": "text", "text": oracle.fallback()}]
     passed_over = actual is None or actual == fallback_block or any(actual == c.content for c in oracle.candidates)
     if passed_over and not _has_visible_text(chosen.content):
@@ -113,12 +141,16 @@ def _candidate_row(oracle: SelectionOracle) -> int:
 
 
 def _fallback(
-    spec: Spec, binding: str, steps: list[Json], actual: Any, oracle: SelectionOracle, at_empty: bool
+    spec: Spec, binding: str, steps: list[Json], actual: Any, oracle: SelectionOracle, fold: Fold | None
 ) -> tuple[list[str], str]:
     text = oracle.fallback()
     if actual == [] and oracle.empty_messages:
         return ["SEL-003"], "an empty message never contributes: the streamed fallback decides"
     if actual is None or actual == []:
+        if fold is not None and fallback_shown(spec, fold):
+            rows = sorted({p.row for p in oracle.pieces})
+            ids = [rid for row in rows for rid in _binding_requirement(spec, row)]
+            return ids, "the adapter selects streamed text elsewhere, but not the pieces this binding's rows name"
         return ["SEL-008"], "no non-empty message was folded, so the streamed text is the selection"
     if not (isinstance(actual, list) and len(actual) == 1 and isinstance(actual[0], dict)):
         if isinstance(actual, list) and all(isinstance(b, dict) and b.get("type") == "text" for b in actual):
@@ -128,6 +160,12 @@ def _fallback(
     if block.get("type") != "text" or set(block) != {"type", "text"} or not isinstance(block.get("text"), str):
         return ["SEL-010"], 'a fallback selection is one block {"type": "text", "text": T} with no other keys'
     got = block["text"]
+    for index, _row in oracle.reads:
+        # A row the adapter never reads (no golden vector fed by it comes out right) is the
+        # binding's misread, even where its missing pieces look like trimmed whitespace.
+        without = "".join(p.text for p in oracle.pieces if p.row != index)
+        if without != text and got == without and fold is not None and not row_read(spec, fold, binding, index):
+            return _binding_requirement(spec, index), "the adapter reads none of the pieces this binding's row names"
     if got != text and (
         got in (text.strip(), text.rstrip(), text.lstrip(), " ".join(text.split()), text.replace("\r\n", "\n"))
         or any(got == unicodedata.normalize(form, text) for form in ("NFC", "NFD", "NFKC", "NFKD"))
@@ -209,16 +247,32 @@ def check_selected(
     actual: Any,
     operation: str = "select_output",
     probe: Callable[[list[Json]], Any] | None = None,
+    fold: Fold | None = None,
 ) -> None:
     """select_output (or a fold's last value) against the rule, blamed by diagnosis. ``probe``
     asks the adapter again about other steps: a whole-list ``[]`` where nothing is selected is
     an empty message taken as the answer (SEL-003) only if it goes away with the empty
-    messages; otherwise it is how the adapter writes "nothing" (SEL-013)."""
+    messages; otherwise it is how the adapter writes "nothing" (SEL-013). Streamed text in
+    place of a message that the adapter selects from the steps up to that message is text that
+    displaced it (SEL-004), as the fold shows it at the step that did. ``fold``: see diagnose."""
     expected = oracle_values(spec, binding, steps)[-1] if steps else None
     if actual == expected:
         return
+    chosen = last_candidate(spec, binding, steps)
+
+    def displaced() -> bool:
+        return (
+            probe is not None
+            and chosen is not None
+            and _streamed_after(spec, binding, steps, actual, chosen)
+            and probe(steps[: chosen.step + 1]) == chosen.content
+        )
+
     if not steps:
-        ids, why = ["SEL-013" if actual == [] else "SEL-024"], "an empty list of events selects null"
+        if actual == []:
+            ids, why = ["SEL-013"], "no events select nothing, which is null, not []"
+        else:
+            ids, why = ["SEL-024"], "an empty list of events selects null"
     elif expected is None and actual == [] and probe is not None and any(map(_is_empty_message, steps)):
         rest = [step for step in steps if not _is_empty_message(step)]
         if probe(rest) == []:
@@ -231,11 +285,23 @@ def check_selected(
         rest = [step for step in steps if not _is_empty_message(step)]
         if probe(rest) == oracle_values(spec, binding, rest)[-1]:
             ids, why = ["SEL-003"], "usage-only empty messages cleared the selected message (without them it is kept)"
+        elif displaced():
+            ids, why = ["SEL-004"], "text streamed after a non-empty message displaced it (up to it, it is selected)"
         else:
-            ids, why = diagnose(spec, binding, steps, actual)
+            ids, why = diagnose(spec, binding, steps, actual, fold=fold)
+    elif displaced():
+        ids, why = ["SEL-004"], "text streamed after a non-empty message displaced it (up to it, it is selected)"
     else:
-        ids, why = diagnose(spec, binding, steps, actual)
+        ids, why = diagnose(spec, binding, steps, actual, fold=fold)
     raise _violation(ids, why, binding, steps, expected, actual, operation, operation)
+
+
+def _streamed_after(spec: Spec, binding: str, steps: list[Json], actual: Any, chosen: Candidate) -> bool:
+    """Whether ``actual`` is streamed text, and some of it was streamed after ``chosen``."""
+    oracle = SelectionOracle(spec, binding)
+    for step in steps:
+        oracle.push(step)
+    return _streamed(actual, oracle) and any(p.step > chosen.step for p in oracle.pieces)
 
 
 def _clears(spec: Spec, binding: str, steps: list[Json], actual: Any) -> bool:
@@ -249,8 +315,9 @@ def _clears(spec: Spec, binding: str, steps: list[Json], actual: Any) -> bool:
     )
 
 
-def check_folded(spec: Spec, binding: str, steps: list[Json], actual: Any) -> None:
-    """fold_output's values against the rule after every prefix, blamed at the first that differs."""
+def check_folded(spec: Spec, binding: str, steps: list[Json], actual: Any, fold: Fold | None = None) -> None:
+    """fold_output's values against the rule after every prefix, blamed at the first that differs
+    (``fold``: see diagnose)."""
     if not isinstance(actual, list) or len(actual) != len(steps):
         count = len(actual) if isinstance(actual, list) else type(actual).__name__
         raise Violation(
@@ -261,7 +328,7 @@ def check_folded(spec: Spec, binding: str, steps: list[Json], actual: Any) -> No
             actual=f"got {count}",
             detail=f"one value per step ({len(steps)} steps), got {count}",
         )
-    found = first_fold_difference(spec, binding, steps, actual)
+    found = first_fold_difference(spec, binding, steps, actual, fold)
     if found is not None:
         n, ids, why = found
         where = f"fold_output after step {n + 1} of {len(steps)}"
@@ -270,14 +337,14 @@ def check_folded(spec: Spec, binding: str, steps: list[Json], actual: Any) -> No
 
 
 def first_fold_difference(
-    spec: Spec, binding: str, steps: list[Json], values: list[Any]
+    spec: Spec, binding: str, steps: list[Json], values: list[Any], fold: Fold | None = None
 ) -> tuple[int, list[str], str] | None:
     """The first step after which a fold's values differ from the rule's, with its blame: the
     step that made the difference decides the rule, so every test that sees the same fold blames
-    the same requirement (None when every value is right)."""
+    the same requirement (None when every value is right; ``fold``: see diagnose)."""
     for n, (want, got) in enumerate(zip(oracle_values(spec, binding, steps), values, strict=True)):
         if want != got:
-            ids, why = diagnose(spec, binding, steps[: n + 1], got, incremental=True)
+            ids, why = diagnose(spec, binding, steps[: n + 1], got, incremental=True, fold=fold)
             return n, ids, why
     return None
 
