@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from conformance.harness.adapter import Adapter
+from conformance.harness.claims import OPERATIONS, Claims
 from conformance.plugin import session_of
 from conformance.process import ahead
 from conformance.spec import Spec
@@ -31,13 +32,56 @@ def adapter(pytestconfig: pytest.Config) -> Adapter:
     return session_of(pytestconfig).adapter
 
 
+CLAIMS_MARKER = "claims"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{CLAIMS_MARKER}(kind, value): what a test (or one parameter of it) needs the adapter to claim, "
+        "checked before anything else it needs (a claim key such as settlements, or operations)",
+    )
+
+
+_CLAIMS = pytest.StashKey[Claims]()
+
+
+def _claims(config: pytest.Config) -> Claims:
+    """The run's claims, computed once (conformance/harness/claims.py)."""
+    if _CLAIMS not in config.stash:
+        session = session_of(config)
+        config.stash[_CLAIMS] = Claims.of(session.adapter.declaration, session.spec)
+    return config.stash[_CLAIMS]
+
+
+def _unclaimed(impl: str, kind: str, value: str) -> str:
+    what = "implement operation" if kind == OPERATIONS else f"claim {kind}"
+    return f"{NOT_APPLICABLE}{impl} does not {what} {value!r}"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test (parameter) marked ``claims`` that needs what the adapter does not claim is not
+    applicable, decided before any other reason to skip it (an opt-in tier that is off): what the
+    adapter does not claim is never reported as untestable here (ADP-009)."""
+    needed = [mark.args for mark in item.iter_markers(CLAIMS_MARKER)]
+    if not needed:
+        return
+    claims = _claims(item.config)
+    for kind, value in needed:
+        if not claims.claims(kind, value):
+            pytest.skip(_unclaimed(session_of(item.config).adapter.impl, kind, value))
+
+
 @pytest.fixture(scope="session")
-def claim(adapter: Adapter) -> Callable[[str, str], None]:
-    """``claim("bindings", "chunk-events")``: go on only if the adapter claims it; else not applicable."""
+def claim(adapter: Adapter, pytestconfig: pytest.Config) -> Callable[[str, str], None]:
+    """``claim("bindings", "chunk-events")``, ``claim("settlements", "continuable")``,
+    ``claim("operations", "select_output")``: go on only if the adapter claims it; else not applicable."""
+    claims = _claims(pytestconfig)
 
     def need(kind: str, value: str) -> None:
-        if not adapter.claims(kind, value):
-            pytest.skip(f"{NOT_APPLICABLE}{adapter.impl} does not claim {kind} {value!r}")
+        if not claims.claims(kind, value):
+            pytest.skip(_unclaimed(adapter.impl, kind, value))
 
     return need
 

@@ -71,6 +71,7 @@ def test_scenario(claim: Claim, played: Played, scenario: Scenario) -> None:
 
 
 @requirement("RED-008")
+@pytest.mark.claims("process_drivers", PRODUCT)  # a statement about this tier's inputs: of a claimed driver only
 def test_every_codex_canary_site_is_planted() -> None:
     """The canary_sites rows planted via run_codex are the coverage list: some scenario plants each."""
     problems = canary_site_problems(_SPEC, PRODUCT)

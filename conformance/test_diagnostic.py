@@ -215,6 +215,7 @@ def _spec_texts(spec: Spec) -> list[str]:
 
 
 @requirement("DIA-018")
+@pytest.mark.claims("operations", "format_diagnostic")  # the grammar this tier holds format_diagnostic to
 @pytest.mark.parametrize("row", row_params(_SPEC, "diagnostic", "grammar"))
 def test_every_grammar_row_generates_texts_of_the_spec(spec: Spec, row: Json) -> None:
     """The grammar is consumed whole by the root matchers; this reaches each row on its own: the

@@ -26,7 +26,6 @@ from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, load_spec
 from conformance.verdict.blame import Violation, utf8_size
 from conformance.verdict.reach import share
-from conformance.verdict.report import NOT_APPLICABLE
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"bound_diagnostic", "claude_code_outcome", "codex_outcome", "settle_run"})
@@ -34,10 +33,12 @@ OPERATIONS = frozenset({"bound_diagnostic", "claude_code_outcome", "codex_outcom
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
 requirement = pytest.mark.requirement
+claims = pytest.mark.claims  # what a test (parameter) needs claimed, checked first (conformance/conftest.py)
 _BOUND = bound(load_spec())
 
 
 @requirement("DIA-019")
+@claims("operations", "bound_diagnostic")
 def test_bound_keeps_every_text_within_the_limit(adapter: Adapter) -> None:
     bound_applicable(adapter)
 
@@ -52,6 +53,7 @@ def test_bound_keeps_every_text_within_the_limit(adapter: Adapter) -> None:
 
 
 @requirement("DIA-020")
+@claims("operations", "bound_diagnostic")
 def test_bound_cuts_a_longer_text_on_a_code_point_boundary(adapter: Adapter) -> None:
     """The cut (DIA-020's algorithm, walked code point by code point by the oracle); the
     violation's detail says whether the result is too long, lacks the marker, splits a code
@@ -109,21 +111,26 @@ def _long_claude_runs(draw: st.DrawFn, spec: Spec) -> Json:
 
 
 @requirement("DIA-021")
-@pytest.mark.parametrize("op", ["settle_run", "claude_code_outcome", "codex_outcome"])
+@pytest.mark.parametrize(
+    "op",
+    [
+        # settle_run's only path whose result carries a diagnostic: out-of-process (ADP-026)
+        pytest.param("settle_run", marks=[claims("operations", "settle_run"), claims("settlements", "out-of-process")]),
+        pytest.param("claude_code_outcome", marks=[claims("providers", "claude-code")]),
+        pytest.param("codex_outcome", marks=[claims("providers", "codex")]),
+    ],
+)
 def test_no_result_carries_a_diagnostic_past_the_bound(adapter: Adapter, claim: Claim, spec: Spec, op: str) -> None:
     """Whatever path produced it (a result the provider returned, a diagnostic collected from a
     rejection, a provider's own failure after observing texts past the bound at every canary
     site), the diagnostic of a result fits the bound."""
+    claim("operations", op)
     if op == "settle_run":
         bindings = [str(b) for b in spec.vocabulary("selection.binding").values if adapter.claims("bindings", str(b))]
-        if not bindings:
-            pytest.skip(f"{NOT_APPLICABLE}{adapter.impl} claims no selection binding (settle_run belongs to harnesses)")
         requests = _long_settlements(spec, bindings)
     elif op == "codex_outcome":
-        claim("providers", "codex")
         requests = _long_codex_runs(spec)
     else:
-        claim("providers", "claude-code")
         requests = _long_claude_runs(spec)
 
     @share(4, floor=10)

@@ -37,6 +37,7 @@ OPERATIONS = frozenset({"claude_code_outcome", "codex_outcome", "run_claude_code
 Claim = Callable[[str, str], None]
 Json = Any
 requirement = pytest.mark.requirement
+claims = pytest.mark.claims  # checked before the tier's opt-in (conformance/conftest.py)
 pytestmark = pytest.mark.real_products
 
 _SPEC = load_spec()
@@ -126,7 +127,10 @@ def _check(spec: Spec, case: Case, outcome: Json, request: Json) -> None:
     )
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=requirement(*c.covers)) for c in CASES])
+@pytest.mark.parametrize(
+    "case",
+    [pytest.param(c, id=c.id, marks=[requirement(*c.covers), claims("process_drivers", c.product)]) for c in CASES],
+)
 def test_real_product_case(
     case: Case, spec: Spec, adapter: Adapter, claim: Claim, real_products: dict[str, Installed], tmp_path: Path
 ) -> None:
@@ -139,7 +143,9 @@ def test_real_product_case(
     )
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=requirement(*c.covers)) for c in CASES])
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=c.id, marks=[requirement(*c.covers), claims("providers", c.product)]) for c in CASES]
+)
 def test_fresh_recording_replays(
     case: Case, spec: Spec, adapter: Adapter, claim: Claim, real_products: dict[str, Installed], tmp_path: Path
 ) -> None:
@@ -159,7 +165,7 @@ _CONNECT = re.compile(
 _LOOPBACK = ("127.0.0.1", "::1", "::ffff:127.0.0.1")
 
 
-@pytest.mark.parametrize("product", list(PRODUCTS))
+@pytest.mark.parametrize("product", [pytest.param(p, marks=claims("process_drivers", p)) for p in PRODUCTS])
 def test_no_traffic_beyond_loopback(
     product: str, spec: Spec, adapter: Adapter, claim: Claim, real_products: dict[str, Installed], tmp_path: Path
 ) -> None:
@@ -187,7 +193,9 @@ def test_no_traffic_beyond_loopback(
 LOCKED_UNION = {"codex": "CDX-001", "claude-code": "CC-001"}  # the requirements that state the locked unions
 
 
-@pytest.mark.parametrize("product", [pytest.param(p, marks=requirement(r)) for p, r in LOCKED_UNION.items()])
+@pytest.mark.parametrize(
+    "product", [pytest.param(p, marks=[requirement(r), claims("providers", p)]) for p, r in LOCKED_UNION.items()]
+)
 def test_locked_version_declares_the_spec_unions(product: str, spec: Spec, real_products: dict[str, Installed]) -> None:
     """The official unions of the locked version, read as the upgrade gate reads them, are the spec's."""
     unions = [compare(spec, union) for union in official_unions(real_products[product])]

@@ -69,12 +69,12 @@ def run_pytest(adapters: Path, run_suite: RunSuite) -> RunPytest:
         ("no_such_module_here", "cannot import module 'no_such_module_here'"),
         ("no_declaration", "no CONFORMANCE declaration"),
         ("no_declaration:adapter", "has no attribute 'adapter'"),
-        ("future_protocol", "declares protocol '9'"),
-        ("odd_binding", "unknown binding 'smoke-signals'"),
-        ("misspelt_claim", "CONFORMANCE is malformed"),
-        ("not_a_dict", "it must be a dict, not list"),
+        ("future_protocol", 'protocol must be the string "1" (the adapter protocol version this suite speaks), not '),
+        ("odd_binding", "unknown binding 'smoke-signals': every bindings entry must be one of chunk-events, "),
+        ("misspelt_claim", "CONFORMANCE is malformed: unknown key 'binding' (did you mean 'bindings'?)"),
+        ("not_a_dict", "it must be an object (a Python dict) of claims, not a list"),
         ("newer_codex", "claims provider codex at 0.171.0, but this spec is locked to 0.147.0"),
-        ("driver_alone", "claims process driver 'codex' without its provider"),
+        ("driver_alone", "process driver 'codex' without its provider: every process_drivers entry must also be a key"),
         ("exec:no-such-program-here --flag", "cannot start 'no-such-program-here --flag'"),
         ("exec:", "exec: needs a command"),
         ("not a module", "expected a module path"),
@@ -147,6 +147,43 @@ def test_a_malformed_answer_fails_with_the_schema_error_and_the_value(run_pytest
         "-k", "(render_vector and upstream) or bound_vector",
     )  # fmt: skip
     assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
-    assert "render_tool_result returned an invalid response: 'yes' is not of type 'boolean' at ['isError']" in done.out
+    invalid = "render_tool_result returned an invalid response: "
+    assert invalid + "expected a boolean: the value is a string at ['isError']" in done.out
     assert 'offending value: "yes"' in done.out
     assert "bound_diagnostic returned a value that is not JSON-shaped" in done.out
+
+
+SELECTS_TEXT = {"protocol": "1", "bindings": ["text-stream"], "providers": {}, "process_drivers": []}
+
+
+@pytest.mark.requirement("ADP-006")
+@pytest.mark.parametrize(
+    ("declaration", "expected", "found"),
+    [
+        ({"protocol": 1}, 'protocol must be the string "1"', "not the integer 1"),
+        ({"protocol": True}, 'protocol must be the string "1"', "not the boolean True"),
+        ({}, 'protocol must be the string "1"', "it has none"),
+        ({"protocol": "1", "bindings": ["chunk_events"]}, "must be one of chunk-events, ", "'chunk-events'?"),
+        ({"protocol": "1", "bindings": [], "providers": {}}, "every declaration has the keys", "lacks the key"),
+        (
+            {"protocol": "1", "bindings": [], "providers": {"codex": "latest"}, "process_drivers": []},
+            "must be MAJOR.MINOR.PATCH",
+            'not the string "latest"',
+        ),
+        (
+            {"protocol": "1", "bindings": [], "providers": {"codex": "0.171.0"}, "process_drivers": []},
+            "claim 'codex': '0.147.0'",
+            "at 0.171.0",
+        ),
+        (
+            {**SELECTS_TEXT, "operations": ["fold_output", "select_output"]},
+            "select_output is required by bindings chunk-events or embedded-stream",
+            "lists operation 'select_output'",
+        ),
+    ],
+)  # fmt: skip
+def test_a_usage_error_says_what_was_expected_and_what_it_got(declaration: Any, expected: str, found: str) -> None:
+    """ADP-006: the message names what the declaration must hold, and what it holds instead."""
+    with pytest.raises(AdapterUsageError) as caught:
+        check_declaration(declaration, load_spec(), "--impl=x: ")
+    assert expected in str(caught.value) and found in str(caught.value), str(caught.value)

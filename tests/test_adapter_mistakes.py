@@ -15,6 +15,7 @@ import pytest
 import reference_impl
 from conformance.harness.adapter import AdapterResponseError, OperationError, OperationTimeout
 from conformance.harness.declaration import AdapterUsageError, check_operations, load_adapter
+from conformance.harness.repeats import RepeatedFailure
 from conformance.spec import load_spec
 from conformance.verdict.reach import row_params
 from tests.conftest import RunSuite
@@ -92,7 +93,10 @@ def _claiming(required_when: dict[str, Any]) -> dict[str, Any]:
     declaration: dict[str, Any] = {"protocol": "1", "bindings": [], "providers": {}, "process_drivers": []}
     for claim, values in required_when.items():
         value = "chunk-events" if claim == "bindings" and values == "any" else "codex" if values == "any" else values[0]
-        if claim in ("bindings", "background"):
+        if claim == "settlements":  # a settlement path is claimed with a binding it takes
+            declaration["bindings"] = ["chunk-events"]
+            declaration["settlements"] = ["continuable" if values == "any" else values[0]]
+        elif claim in ("bindings", "background"):
             declaration[claim] = [value]
         else:
             declaration["providers"][value] = locked[value]
@@ -162,12 +166,22 @@ def test_fold_output_answering_the_final_value_or_too_few_values_is_named(load: 
 
 @pytest.mark.requirement("ADP-018")
 @pytest.mark.reaches("adapter-protocol.exec_limits", 1)
-def test_a_python_call_that_hangs_fails_at_its_deadline_and_the_next_call_works(load: Load) -> None:
+def test_a_python_call_that_hangs_fails_at_its_deadline_and_is_not_made_again(load: Load) -> None:
+    """The hung operation is refused at once from then on (another deadline would buy nothing);
+    the other operations are called as before, on a fresh worker."""
     adapter = load(MISTAKES, 0.5)
     with pytest.raises(OperationTimeout) as caught:
         adapter.call("bound_diagnostic", {"text": "hang"})
     assert str(caught.value).startswith("bound_diagnostic did not return within 0.5 s (pure_call_timeout"), caught.value
-    assert adapter.call("bound_diagnostic", {"text": "fine"}) == {"text": "fine"}
+    for count in (1, 2):
+        with pytest.raises(RepeatedFailure) as refused:
+            adapter.call("bound_diagnostic", {"text": "fine"})
+        assert refused.value.requirements == ("ADP-018",), refused.value
+        message = str(refused.value)
+        assert message.startswith("bound_diagnostic not called: it hung earlier in this run (it did not return within")
+        assert f'on input {{"text": "hang"}}; {count} call(s) of it not made so far' in message, message
+    result = load_spec().table("results", "render_vectors").rows[0]["result"]
+    assert adapter.call("render_tool_result", result) == reference_impl.render_tool_result(result)
 
 
 @pytest.mark.requirement("ADP-018")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import sys
@@ -153,3 +154,72 @@ def test_the_node_adapter_passes_the_golden_vectors(run_exec: RunExec) -> None:
     )
     assert done.code == 0, done.tail
     assert re.match(r"\d+ passed, \d+ deselected in ", done.out.strip().splitlines()[-1]), done.out[-500:]
+
+
+# An exec adapter that implements select_output only; its describe answer is $SUBAGENT_ADAPTER_DESCRIBE.
+SELECT_ONLY_ADAPTER = """
+import json, os, sys
+import reference_impl
+declaration = json.loads(os.environ["SUBAGENT_ADAPTER_DESCRIBE"])
+for line in sys.stdin:
+    request = json.loads(line)
+    if request["op"] == "describe":
+        answer = {"id": request["id"], "output": declaration}
+    elif request["op"] == "select_output":
+        answer = {"id": request["id"], "output": reference_impl.select_output(request["input"])}
+    else:
+        answer = {"id": request["id"], "error": {"message": "not implemented: " + request["op"]}}
+    sys.stdout.write(json.dumps(answer) + "\\n"); sys.stdout.flush()
+"""
+SELECTS = {"protocol": "1", "bindings": ["chunk-events"], "providers": {}, "process_drivers": []}
+
+
+@pytest.fixture
+def run_select_only(tmp_path: Path, run_suite: RunSuite) -> Callable[..., SuiteRun]:
+    """The suite against SELECT_ONLY_ADAPTER describing itself as ``declaration``."""
+    script = tmp_path / f"select_only_{uuid.uuid4().hex}.py"
+    script.write_text(SELECT_ONLY_ADAPTER, encoding="utf-8")
+
+    def run(declaration: dict[str, object], *args: str) -> SuiteRun:
+        env = {"SUBAGENT_ADAPTER_DESCRIBE": json.dumps(declaration)}
+        return run_suite("-q", *args, impl=f"exec:{sys.executable} {script}", env=env, report=True)
+
+    return run
+
+
+@pytest.mark.requirement("ADP-009", "ADP-017", "ADP-025")
+def test_an_exec_adapter_listing_its_operations_runs_only_those(run_select_only: Callable[..., SuiteRun]) -> None:
+    done = run_select_only(
+        {**SELECTS, "operations": ["select_output"]},
+        "--pyargs", "conformance.test_selection", "conformance.test_results",
+    )  # fmt: skip
+    assert done.code == 0, done.tail
+    outcomes = {t["nodeid"]: (t["outcome"], t.get("message", "")) for t in done.report["tests"]}
+    assert any(o == "passed" for o, _ in outcomes.values()), "no select_output test ran"
+    results = [v for k, v in outcomes.items() if "test_results.py" in k]
+    assert results and {o for o, _ in results} == {"not-applicable"}, results
+    assert "not implemented" not in done.output
+
+
+@pytest.mark.requirement("ADP-006", "ADP-017", "ADP-025")
+def test_an_exec_adapter_is_held_to_its_operations_at_the_door(run_select_only: Callable[..., SuiteRun]) -> None:
+    """A listed operation no claim requires is one usage error before the first test, as for Python."""
+    done = run_select_only(
+        {**SELECTS, "bindings": ["text-stream"], "operations": ["fold_output", "select_output"]},
+        "--pyargs", "conformance.test_selection",
+    )  # fmt: skip
+    assert done.code == pytest.ExitCode.USAGE_ERROR, done.tail
+    assert "the describe answer lists operation 'select_output' in operations, but none of its claims" in done.err
+    assert " passed" not in done.out and " failed" not in done.out, done.tail
+
+
+@pytest.mark.requirement("ADP-010", "ADP-013", "ADP-025")
+def test_an_exec_adapter_without_an_operations_list_is_held_to_every_required_one(
+    run_select_only: Callable[..., SuiteRun],
+) -> None:
+    """Without `operations` the describe answer claims every operation its claims require (a
+    program cannot be inspected at the door): the one it lacks fails its tests as an operation error."""
+    done = run_select_only(SELECTS, "--pyargs", "conformance.test_results", "-k", "settle_vector")
+    assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
+    failed = [t for t in done.report["tests"] if t["outcome"] == "failed"]
+    assert failed and all("not implemented: settle_run" in t["message"] for t in failed), failed[:2]

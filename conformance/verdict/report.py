@@ -131,6 +131,8 @@ def _requirement_status(
     elif not tests:
         status, reason = "not-testable", "no test of this run checks it"
     elif "skipped" in outcomes:
+        # Only a test of a claimed surface is skipped here: what the adapter does not claim is
+        # skipped as not applicable before any other reason (conformance/conftest.py, claims).
         status, reason = "not-testable", "its tests could not run here"
     else:
         status, reason = "not-applicable", "the adapter does not claim what its tests need"
