@@ -48,8 +48,12 @@ OPTIONS: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [
     }),
     ("expected_failures", ("--expected-failures",), {
         "default": None, "metavar": "FILE",
-        "help": "YAML/JSON list of known failures (requirement or test, reason, link); "
-        "listed failures are expected, a listed pass or an entry naming nothing fails the run",
+        "help": "YAML/JSON list of known failures (requirement or test, reason, link); listed failures are "
+        "expected; a listed test that passes, or a listed requirement whose tests ran without a failure showing it, "
+        "fails the run; an entry naming nothing of the run is reported unused. A test is MODULE::NAME, MODULE "
+        "relative to the installed package (test_selection.py) or to its folder (conformance/test_selection.py) or "
+        "as a node id shows it, or NAME alone; NAME with its parameters (test_x[case]) is one case, without them "
+        "every case",
     }),
     ("conformance_report", ("--conformance-report",), {
         "default": None, "metavar": "PATH",
@@ -68,6 +72,11 @@ OPTIONS: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [
     ("conformance_summary", ("--conformance-summary",), {
         "default": None, "metavar": "PATH",
         "help": "write a Markdown summary of the run, fit for a CI step summary",
+    }),
+    ("docs_url", ("--docs-url",), {
+        "default": None, "metavar": "URL",
+        "help": "the rendered contract's index (contract.md) that the summary's requirement IDs link to, a URL or "
+        "path; each links to <area>.md#<ID> beside it (default: the contract shipped with the suite, as a file URL)",
     }),
 ]  # fmt: skip
 

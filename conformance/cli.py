@@ -307,10 +307,13 @@ def build_parser() -> argparse.ArgumentParser:
     matrix.add_argument("--markdown", type=Path, default=None, metavar="PATH", help="write the Markdown table here")
     matrix.add_argument("--html", type=Path, default=None, metavar="PATH", help="write the static HTML page here")
     matrix.add_argument(
+        "--docs-url",
         "--docs",
-        default="docs/contract.md",
+        dest="docs",
+        default=None,
         metavar="URL",
-        help="the contract document that requirement IDs link to, a path or URL (default: %(default)s)",
+        help="the rendered contract's index (contract.md) that requirement IDs link to, a URL or path; each links "
+        "to <area>.md#<ID> beside it (default: the contract shipped with the suite, as a file URL)",
     )
     matrix.set_defaults(run=_matrix)
     _add_product_commands(commands)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest import junitxml
 from hypothesis import settings
 
 import conformance
@@ -27,7 +28,7 @@ from conformance.harness.declaration import AdapterUsageError, load_adapter
 from conformance.spec import Spec, SpecError, load_spec
 from conformance.spec.resources import PACKAGE, project_tests_dir
 from conformance.verdict import advisories, operations
-from conformance.verdict.blame import blamed_requirements, failure_records, printable
+from conformance.verdict.blame import blamed_requirements, failure_records, printable, rule_requirements
 from conformance.verdict.coverage import GATE_KEY, RequirementGate
 from conformance.verdict.expected_failures import ExpectedFailures, load_entries
 from conformance.verdict.reach import REACHES_MARKER
@@ -67,6 +68,11 @@ class ConformanceSession:
         self.error: str | None = None  # a usage error found after start-up (e.g. --requirement)
         self.leftovers: list[str] = []
         self.profile = profiles.chosen()  # the suite's Hypothesis profile, for its own tests only
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        xml = self.config.stash.get(junitxml.xml_key, None)  # --junitxml, on the controller only
+        if xml is not None:
+            _portable_junit(xml, self.config.rootpath)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, None, object]:
@@ -121,7 +127,8 @@ class ConformanceSession:
                 ),
             )
             listing = self.expected
-            entry = listing.expecting(item.nodeid, blamed) if listing is not None else None
+            rules = rule_requirements(exc) or blamed
+            entry = listing.expecting(item.nodeid, list(rules)) if listing is not None else None
             if listing is not None and entry is not None and call.when == "call":
                 report.outcome = "skipped"
                 report.wasxfail = f"expected failure: {entry.reason}"
@@ -216,7 +223,7 @@ def pytest_configure(config: pytest.Config) -> None:
         spec = load_spec()
         if path := config.getoption("expected_failures"):  # before the adapter: a bad list starts nothing
             known = {req.id for req in spec.requirements()}
-            expected = ExpectedFailures(load_entries(Path(path), spec.root), path, known)
+            expected = ExpectedFailures(load_entries(Path(path), spec.root), path, known, config.rootpath)
         adapter = load_adapter(
             config.getoption("impl"), spec, config.getoption("exec_timeout"), config.getoption("validate_adapter")
         )
@@ -271,7 +278,8 @@ def write_outputs(config: pytest.Config, report: dict[str, Any]) -> None:
         write_json(Path(path), report)
     if path := config.getoption("conformance_summary"):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        Path(path).write_text(printable(markdown_summary(report)), encoding="utf-8")
+        summary = markdown_summary(report, config.getoption("docs_url"))
+        Path(path).write_text(printable(summary), encoding="utf-8")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -343,6 +351,28 @@ def _rename(item: pytest.Item, nodeid: str) -> None:
         item._id = NodeId.parse(nodeid)  # type: ignore[attr-defined,unused-ignore]
     else:
         setattr(item, "_nodeid", nodeid)  # noqa: B010
+
+
+def _portable_junit(xml: junitxml.LogXML, root: Path) -> None:
+    """JUnit names the suite's test cases by their module in the package (``conformance.test_selection``),
+    wherever it is installed: pytest derives the classname from the node id, which for an installed
+    suite is the module's absolute path (see _rename). The node ids themselves stay as they are, to
+    be pasted back; only what LogXML writes for each test case it opens changes."""
+    opened = xml._opentestcase
+
+    def opentestcase(report: pytest.TestReport | pytest.CollectReport) -> Any:
+        reporter = opened(report)
+        module, sep, rest = report.nodeid.partition("::")
+        path = (root / module).resolve()
+        if _ours_path(path) and path.is_relative_to(PACKAGE.parent):
+            portable = path.relative_to(PACKAGE.parent).as_posix()
+            names = junitxml.mangle_test_address(portable + sep + rest)
+            reporter.attrs["classname"] = ".".join(filter(None, [xml.prefix, *names[:-1]]))
+            if "file" in reporter.attrs:  # junit_family=xunit1 writes the file too
+                reporter.attrs["file"] = portable
+        return reporter
+
+    setattr(xml, "_opentestcase", opentestcase)  # noqa: B010
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

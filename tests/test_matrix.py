@@ -4,11 +4,12 @@ table, with each column's provenance, in Markdown and as a static HTML page with
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from conformance.cli import main
 from conformance.spec.resources import fixtures_dir
-from conformance.verdict.matrix import SYMBOLS
+from conformance.verdict.matrix import markdown_status
 from tests.conftest import RunSuite
 
 
@@ -31,7 +32,7 @@ def test_the_matrix_puts_each_report_in_a_column(tmp_path: Path, run_suite: RunS
     assert main(["matrix", str(good), str(bad), "--markdown", str(out_md), "--html", str(out_html)]) == 0
     text = out_md.read_text(encoding="utf-8")
     [row] = [line for line in text.splitlines() if line.startswith("| [SEL-008]")]
-    assert row.endswith(f"| {SYMBOLS['passed']} | {SYMBOLS['violated']} |"), row
+    assert row.endswith(f"| {markdown_status('passed')} | {markdown_status('violated')} |"), row
     bad_run = json.loads(bad.read_text(encoding="utf-8"))["run"]
     assert f"- **bad_no_text_fallback**: impl bad_no_text_fallback; suite 0.1.0; spec 0.1.0; {bad_run['date']}" in text
     page = out_html.read_text(encoding="utf-8")
@@ -44,3 +45,59 @@ def test_a_file_that_is_not_a_report_is_named(tmp_path: Path, capsys: object) ->
     assert main(["matrix", str(bogus)]) == 2
     err = capsys.readouterr().err  # type: ignore[attr-defined]
     assert f"subagent-conformance matrix: {bogus}: not a conformance report" in err
+
+
+def _header(markdown_file: Path) -> list[str]:
+    line = next(line for line in markdown_file.read_text(encoding="utf-8").splitlines() if line.startswith("| req"))
+    return [cell.strip() for cell in line.strip("|").split("|")][3:]
+
+
+def test_columns_of_one_implementation_are_told_apart(tmp_path: Path, run_suite: RunSuite) -> None:
+    """Two reports of one implementation and version: told apart by the product versions they
+    claim when those differ, else by the run's date, else by the report file."""
+    report = tmp_path / "reference.json"
+    run_suite(
+        "-q", "--pyargs", "conformance.test_selection", "-k", "golden_vector and text-pieces",
+        f"--conformance-report={report}", impl="reference_impl",
+    )  # fmt: skip
+    data = json.loads(report.read_text(encoding="utf-8"))
+    data["adapter"]["declaration"]["implementation"] = {"name": "harness", "version": "1.0.0"}
+
+    def variant(name: str, codex: str, date: str) -> str:
+        copy = json.loads(json.dumps(data))
+        copy["adapter"]["declaration"]["providers"]["codex"] = codex
+        copy["run"]["date"] = date
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(copy), encoding="utf-8")
+        return str(path)
+
+    monday, tuesday = "2026-06-01T10:00:00+00:00", "2026-06-02T10:00:00+00:00"
+    a, b = variant("a", "0.147.0", monday), variant("b", "0.148.0", monday)
+    c, d = variant("c", "0.147.0", tuesday), variant("d", "0.147.0", monday)
+    claude = data["adapter"]["declaration"]["providers"]["claude-code"]
+    out = tmp_path / "matrix.md"
+    for reports, expected in (
+        ([a, b], [f"harness 1.0.0 (claude-code {claude}, codex {v})" for v in ("0.147.0", "0.148.0")]),
+        ([a, c], [f"harness 1.0.0 ({date})" for date in (monday, tuesday)]),
+        ([a, d], [f"harness 1.0.0 ({path})" for path in (a, d)]),
+    ):
+        assert main(["matrix", *reports, "--markdown", str(out), "--html", str(tmp_path / "m.html")]) == 0
+        assert _header(out) == expected
+        page = (tmp_path / "m.html").read_text(encoding="utf-8")
+        assert all(f">{title}</th>" in page for title in expected)
+
+
+EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\ufe0f]")  # pictographs, dingbats, VS16
+
+
+def test_statuses_are_words_without_emoji(tmp_path: Path, run_suite: RunSuite) -> None:
+    """Statuses read without an emoji font: every status cell of the page is plain ASCII words, and
+    no emoji or symbol-font character is on the page (tests/test_matrix_browser.py shows them drawn)."""
+    good, bad = reports(tmp_path, run_suite)
+    out_html = tmp_path / "matrix.html"
+    assert main(["matrix", str(good), str(bad), "--html", str(out_html)]) == 0
+    page = out_html.read_text(encoding="utf-8")
+    assert not EMOJI.findall(page)
+    cells = re.findall(r'<td class="([a-z-]+)" title="[^"]*">([^<]*)</td>', page)
+    assert {status for status, _ in cells} >= {"passed", "violated"}
+    assert all(text.isascii() and text.replace(" ", "").isalpha() for _, text in cells), set(cells)

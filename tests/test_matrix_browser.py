@@ -1,6 +1,7 @@
 """The matrix page in a real browser: headless Chromium (the distribution's package) loads the
 page built from the reference's and the Node.js adapter's reports without a console error, every
-link resolves to a requirement anchor of the contract document, and the filters work.
+link resolves to a requirement anchor of the contract document, the filters work, and every status
+cell is drawn in glyphs of the fonts at hand, an emoji font or none.
 
 Needs Chromium and the Python Playwright driver (not dev dependencies: CI's matrix step installs
 both and runs this module); elsewhere the module is skipped, saying so — except under CI, where a
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 import pytest
@@ -97,5 +99,56 @@ def test_the_matrix_page_loads_links_and_filters(page_file: Path) -> None:
             passed = page.eval_on_selector_all("tbody tr:not([hidden])", "rows => rows.map(r => r.dataset.statuses)")
             assert passed and all("passed" in s.split() for s in passed)
             assert not problems, problems
+        finally:
+            browser.close()
+
+
+MISSING = "\u0378"  # an unassigned code point: no font has it, so it shows the box of a missing glyph
+PROBE = """(font) => {
+  const probe = document.createElement('div');
+  probe.id = 'glyph-probe';
+  probe.style.cssText = 'position:fixed;top:0;left:0;padding:2px;background:#fff;color:#000;white-space:pre;z-index:9';
+  probe.style.font = font;
+  document.body.append(probe);
+}"""
+
+
+def test_the_statuses_are_drawn_without_an_emoji_font(page_file: Path, tmp_path: Path) -> None:
+    """A screenshot of each status's first cell shows ink (it differs from the cell with its text
+    made transparent), and each character of the status, drawn alone in the cell's font, differs
+    from the box Chromium draws for a character no installed font has — an emoji without an emoji
+    font is that box (checked against two unassigned code points, which draw the same box)."""
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        try:
+            page = browser.new_page()
+            page.goto(page_file.as_uri())
+            page.screenshot(path=str(tmp_path / "matrix.png"), full_page=True)  # kept with the test's files
+            statuses = page.eval_on_selector_all(
+                "tbody td[class]", "cells => [...new Set(cells.map(c => c.className))]"
+            )
+            assert {"passed"} <= set(statuses), statuses
+            for status in statuses:
+                cell = page.locator(f"tbody td.{status}").first
+                cell.scroll_into_view_if_needed()
+                shown = cell.screenshot()
+                cell.evaluate("c => { c.dataset.color = c.style.color; c.style.color = 'transparent'; }")
+                blank = cell.screenshot()
+                cell.evaluate("c => { c.style.color = c.dataset.color; }")
+                text = cell.inner_text().strip()
+                assert text and shown != blank, f"the {status} cell shows nothing"
+
+                page.evaluate(PROBE, cell.evaluate("c => getComputedStyle(c).font"))
+                probe = page.locator("#glyph-probe")
+
+                def drawn(chars: str, probe: Any = probe) -> bytes:
+                    probe.evaluate("(p, t) => { p.textContent = t; }", chars)
+                    return bytes(probe.screenshot())
+
+                missing = drawn(MISSING)
+                assert drawn("\u0379") == missing, "two characters no font has draw the same box"
+                boxed = sorted(ch for ch in set(text) - {" "} if drawn(ch) == missing)
+                assert not boxed, f"the {status} cell {text!r} draws {boxed} as the box of a missing glyph"
+                probe.evaluate("p => p.remove()")
         finally:
             browser.close()

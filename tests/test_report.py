@@ -12,6 +12,7 @@ import pytest
 
 from conformance.spec import load_spec, schema_validator
 from conformance.spec.resources import fixtures_dir
+from conformance.verdict.summary import shipped_contract
 from tests.conftest import RunSuite
 
 KNOWN_BAD = [fixtures_dir() / "known_bad"]
@@ -42,7 +43,9 @@ def test_report_summary_and_junit_of_a_rejected_adapter(tmp_path: Path, run_suit
 
     text = summary.read_text(encoding="utf-8")
     assert "`bad_no_text_fallback` **violates the contract**" in text and "Exit status 1." in text
-    assert "| [SEL-008](docs/contract/selection.md#SEL-008) | MUST |" in text
+    # by default IDs link into the contract shipped with the suite, wherever the summary is read from
+    contract = shipped_contract().removesuffix(".md")
+    assert f"| [SEL-008]({contract}/selection.md#SEL-008) | MUST |" in text
     failing = [t["nodeid"] for t in data["tests"] if t["outcome"] == "failed"]
     assert all(text.count(f"`{nodeid}`") == 1 for nodeid in failing), "each failing test is listed once"
 
@@ -50,6 +53,9 @@ def test_report_summary_and_junit_of_a_rejected_adapter(tmp_path: Path, run_suit
     properties = [{p.get("name"): p.get("value") for p in case.iter("property")} for case in cases]
     assert properties and all("SEL-008" in (p["requirements"] or "").split() for p in properties)
     assert all(p.get("blamed") for p, case in zip(properties, cases, strict=True) if case.find("failure") is not None)
+    # run from outside the rootdir, the node ids are absolute paths; the classnames name the module in the package
+    assert failing and all(Path(nodeid.split("::")[0]).is_absolute() for nodeid in failing)
+    assert {case.get("classname") for case in cases} == {"conformance.test_selection"}
 
 
 @pytest.mark.requirement("ADP-022")
@@ -62,7 +68,8 @@ def test_a_run_whose_only_failures_are_expected_exits_0_and_says_so(tmp_path: Pa
     summary = tmp_path / "summary.md"
     done = run_suite(
         "-q", "--requirement=SEL-008", "--pyargs", "conformance.test_selection", f"--expected-failures={listing}",
-        f"--conformance-summary={summary}", impl="bad_no_text_fallback", importable=KNOWN_BAD, report=True,
+        f"--conformance-summary={summary}", "--docs-url=https://docs.invalid/v1/contract.md",
+        impl="bad_no_text_fallback", importable=KNOWN_BAD, report=True,
     )  # fmt: skip
     assert done.code == 0, done.tail
     _valid(done.report)
@@ -75,7 +82,8 @@ def test_a_run_whose_only_failures_are_expected_exits_0_and_says_so(tmp_path: Pa
     }
     text = summary.read_text(encoding="utf-8")
     assert "conforms, with known gaps listed as expected failures" in text and "**violat" not in text
-    assert "| [SEL-008](docs/contract/selection.md#SEL-008) |" in text and "[https://tracker.invalid/7]" in text
+    assert "| [SEL-008](https://docs.invalid/v1/contract/selection.md#SEL-008) |" in text
+    assert "[https://tracker.invalid/7]" in text
 
 
 def test_a_usage_error_run_still_writes_its_report_and_summary(tmp_path: Path, run_suite: RunSuite) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.spec.links import DOCUMENT, requirement_url
+from conformance.spec.links import requirement_url
+from conformance.spec.resources import PACKAGE
 
 _MOST = 40  # rows per section before the rest is left to the JSON report
 
@@ -17,6 +18,20 @@ _HEADLINES = {
     "incomplete": "**run failed** (see the exit status and the log)",
     "usage-error": "**usage error**: the suite did not run",
 }
+
+
+def shipped_contract() -> str:
+    """The rendered contract this installation carries, as a file URL: the default target of every
+    requirement link in a summary or a matrix, so that none is dead where it was made (a wheel ships
+    docs/ under conformance/_data, a checkout has it beside the package). To link elsewhere, e.g.
+    to the contract as published with the project, pass --docs-url."""
+    for docs in (PACKAGE / "_data" / "docs", PACKAGE.parent / "docs"):
+        if (docs / "contract.md").is_file():
+            return (docs / "contract.md").as_uri()
+    raise FileNotFoundError(
+        f"the rendered contract is neither at {PACKAGE / '_data' / 'docs'} (installed wheel) nor at "
+        f"{PACKAGE.parent / 'docs'} (checkout): the installation is incomplete; pass --docs-url"
+    )
 
 
 def _cell(text: str) -> str:
@@ -33,7 +48,9 @@ def _capped(rows: list[str], what: str) -> list[str]:
     return [*rows[:_MOST], f"| … | {len(rows) - _MOST} more {what} in the JSON report | |"]
 
 
-def markdown_summary(report: dict[str, Any], docs: str = DOCUMENT) -> str:
+def markdown_summary(report: dict[str, Any], docs: str | None = None) -> str:
+    """The summary; requirement IDs link into the rendered contract whose index is ``docs`` (a URL
+    or a path; by default the one shipped with the suite, :func:`shipped_contract`)."""
     run, summary, adapter = report["run"], report["summary"], report["adapter"]
     declaration = adapter["declaration"] or {}
     implementation = declaration.get("implementation")
@@ -47,6 +64,7 @@ def markdown_summary(report: dict[str, Any], docs: str = DOCUMENT) -> str:
     if run.get("error"):
         lines += ["", "```text", run["error"], "```"]
         return "\n".join(lines) + "\n"
+    docs = docs or shipped_contract()
     claims = [
         f"bindings {', '.join(declaration.get('bindings', [])) or 'none'}",
         f"providers {', '.join(f'{k} {v}' for k, v in declaration.get('providers', {}).items()) or 'none'}",
