@@ -4,7 +4,9 @@ hand, its facts are not. A directive line is replaced by what the spec says:
 - ``{{operation NAME}}``: the operation's row of adapter-protocol.operations;
 - ``{{vector AREA TABLE NAME}}``: one golden vector, exactly, as a worked example;
 - ``{{claims}}``: each claim key, what it means and the operations it makes required;
-- ``{{process-only}}``: the requirements only a process driver can reach, counted and linked.
+- ``{{process-only}}``: the requirements only a process driver can reach, counted and linked;
+- a fenced block ```` ```pitfalls ````: the section's pitfalls as data (conformance/docs/pitfalls.py),
+  each tied to the requirement it breaks and a golden vector that tells it apart.
 
 Every requirement ID in the prose links to its anchor. A directive naming something the spec
 does not have fails the rendering with the template's line, so the guide cannot drift.
@@ -17,9 +19,12 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from conformance.docs import pitfalls
 from conformance.docs.pages import GENERATED, bullet, finish
+from conformance.docs.pitfalls import Pitfall, PitfallError
 from conformance.docs.testmap import TestMap
 from conformance.docs.text import Site, code, text_recipe, to_json, wrap
+from conformance.spec import Spec
 
 PAGE = PurePosixPath("implementers-guide.md")
 TEMPLATE = Path(__file__).with_name("implementers-guide.md")
@@ -111,6 +116,29 @@ def _process_only(site: Site, tests: TestMap) -> list[str]:
     ]
 
 
+def _pitfalls(spec: Spec, template: Path, lines: list[str], opened: int) -> list[Pitfall]:
+    try:
+        return pitfalls.parse_block(spec, lines, opened)
+    except PitfallError as exc:
+        raise GuideError(f"{template}:{exc}") from None
+
+
+def guide_pitfalls(spec: Spec, template: Path = TEMPLATE) -> list[Pitfall]:
+    """Every pitfall of the guide's template, in order (what tests/test_guide.py checks)."""
+    found: list[Pitfall] = []
+    block: list[str] | None = None
+    opened = 0
+    for number, line in enumerate(template.read_text(encoding="utf-8").splitlines(), 1):
+        if block is None and line.strip() == pitfalls.FENCE:
+            block, opened = [], number
+        elif block is not None and line.startswith("```"):
+            found += _pitfalls(spec, template, block, opened)
+            block = None
+        elif block is not None:
+            block.append(line)
+    return found
+
+
 def render_guide(site: Site, tests: TestMap, template: Path = TEMPLATE) -> str:
     out: list[str] = []
     fenced = False
@@ -122,7 +150,20 @@ def render_guide(site: Site, tests: TestMap, template: Path = TEMPLATE) -> str:
             out.extend(bullet(text[2:]) if pending[0].startswith("- ") else wrap(text))
             pending.clear()
 
+    block: list[str] | None = None  # the lines of the pitfalls block being read
+    opened = 0
     for number, line in enumerate(template.read_text(encoding="utf-8").splitlines(), 1):
+        if block is not None:
+            if line.startswith("```"):
+                out += pitfalls.render(site, PAGE, _pitfalls(site.spec, template, block, opened))
+                block = None
+            else:
+                block.append(line)
+            continue
+        if line.strip() == pitfalls.FENCE and not fenced:
+            flush()
+            block, opened = [], number
+            continue
         if line.startswith("```"):
             flush()
             fenced = not fenced
@@ -157,5 +198,7 @@ def render_guide(site: Site, tests: TestMap, template: Path = TEMPLATE) -> str:
                 raise KeyError(f"unknown directive {line.strip()!r}")
         except KeyError as exc:
             raise GuideError(f"{template}:{number}: {exc.args[0]}") from None
+    if block is not None:
+        raise GuideError(f"{template}:{opened}: the pitfalls block is never closed")
     flush()
     return finish([line for n, line in enumerate(out) if line.strip() or n == 0 or out[n - 1].strip()])
