@@ -18,7 +18,6 @@ import pytest
 
 from conformance.areas.results.strategies import expected_rendering
 from conformance.harness.adapter import Adapter
-from conformance.harness.claims import Claims
 from conformance.process.ahead import Played, plays
 from conformance.process.checks import canary_site_problems, check_runs, transcript
 from conformance.process.claude_code import (
@@ -63,7 +62,7 @@ def _check(
     requests were refused; a bound adapter renders each result as the parent's tool result."""
     check_runs(spec, planned, outcomes, overlap=overlap)
     for outcome in outcomes:
-        if outcome["result"] is not None and Claims.of(adapter.declaration, spec).claims("operations", _RENDER):
+        if outcome["result"] is not None and adapter.claims("operations", _RENDER):
             rendered = adapter.call("render_tool_result", outcome["result"])
             wanted = expected_rendering(spec, outcome["result"])
             expect(_rendering_requirements(spec), "render_tool_result", outcome["result"], wanted, rendered)

@@ -12,6 +12,7 @@ import pytest
 
 from conformance.spec import load_spec, schema_validator
 from conformance.spec.resources import fixtures_dir
+from conformance.verdict.report import STATUSES
 from conformance.verdict.summary import shipped_contract
 from tests.conftest import RunSuite
 
@@ -121,3 +122,14 @@ def test_node_ids_of_an_installed_suite_can_be_pasted_back(tmp_path: Path, run_s
     assert again.code == 0 and "1 passed" in again.out, again.tail
     rest = run_suite("-q", "--pyargs", "conformance.test_results", "-k", "render_vector", "--deselect", first)
     assert f"{len(ids) - 1} passed" in rest.out, rest.tail
+
+
+@pytest.mark.requirement("ADP-022")
+def test_the_report_speaks_the_spec_statuses() -> None:
+    """The statuses the report and its schema use are vocabulary report_status, in its order."""
+    spec = load_spec()
+    assert tuple(spec.vocabulary("adapter-protocol.report_status").values) == STATUSES
+    schema = json.loads((spec.root / "schema" / "report.json").read_text(encoding="utf-8"))
+    assert tuple(schema["properties"]["summary"]["required"]) == STATUSES
+    status = schema["properties"]["requirements"]["items"]["properties"]["status"]
+    assert tuple(status["enum"]) == STATUSES

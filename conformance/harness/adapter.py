@@ -8,6 +8,7 @@ schema in ``spec/schema/operations.json`` before a test looks at it.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import marshal
 import queue
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.harness import validation
+from conformance.harness.claims import Claims
 from conformance.harness.exec_adapter import ExecFailure, ExecTarget
 from conformance.harness.repeats import Memory, RepeatedFailure, exception_signature, where
 from conformance.spec import Spec
@@ -81,9 +83,14 @@ class Adapter:
     def declared(self, value: tuple[frozenset[str], str] | None) -> None:
         RUNNING.set(value)
 
+    @functools.cached_property
+    def _claims(self) -> Claims:
+        return Claims.of(self.declaration, self.spec)
+
     def claims(self, claim: str, value: str) -> bool:
-        claimed = self.declaration.get(claim, ())
-        return value in claimed
+        """Whether the declaration claims ``value`` under ``claim``, an optional key absent meaning
+        what the spec says it means; ``claims("operations", op)``: whether it implements ``op``."""
+        return self._claims.claims(claim, value)
 
     def operation(self, name: str) -> Callable[[Any], Any]:
         func = getattr(self.target, name, None)

@@ -123,7 +123,11 @@ def check_same_diagnostic_in_the_foreground(adapter: Adapter, spec: Spec, result
     """The foreground tool result of the same result shows the same diagnostic the Job shows (the
     Job's side is check_job's), an aborted result's included (BGD-003, results RES-029): a wrong
     diagnostic line is blamed as the results tests blame it; any other difference is theirs."""
-    if "diagnostic" not in result or result["stopReason"] == "completed" or not adapter.declaration.get("bindings"):
+    if (
+        "diagnostic" not in result
+        or result["stopReason"] == "completed"
+        or not adapter.claims("operations", "render_tool_result")
+    ):
         return  # no diagnostic shown by the Job; a completed result is outside render_tool_result's domain
     actual = adapter.call("render_tool_result", result)
     blamed = foreground_diagnostic_blame(spec, result, actual)

@@ -15,9 +15,10 @@ from conformance.verdict.report import NOT_APPLICABLE
 
 
 def bound_applicable(adapter: Adapter) -> None:
-    """Skip, as not applicable, an adapter that claims nothing that carries a diagnostic."""
-    if not (adapter.declaration.get("bindings") or adapter.declaration.get("providers")):
-        pytest.skip(f"{NOT_APPLICABLE}{adapter.impl} claims no binding and no provider (nothing carries a diagnostic)")
+    """Skip, as not applicable, an adapter that does not implement bound_diagnostic (it claims
+    nothing that bounds a diagnostic: table operations, column required_when)."""
+    if not adapter.claims("operations", "bound_diagnostic"):
+        pytest.skip(f"{NOT_APPLICABLE}{adapter.impl} does not implement operation 'bound_diagnostic'")
 
 
 def bound_violation(
