@@ -98,7 +98,8 @@ def test_scenario(adapter: Adapter, claim: Claim, played: Played, spec: Spec, sc
 
 
 def _one_batch(spec: Spec, params: dict[str, Any], folder: Path) -> list[PlannedRun]:
-    return [run for s in batches(spec, PRODUCT)[params["batch"]] for run in plan_runs(spec, overlapping(s), folder)]
+    members = overlapping(batches(spec, PRODUCT)[params["batch"]], folder)
+    return [run for s in members for run in plan_runs(spec, s, folder)]
 
 
 @pytest.mark.parametrize(

@@ -39,8 +39,8 @@ Json = Any
 Allowed = dict[str, list[Json]]
 Advised = dict[str, list[tuple[Json, tuple[str, ...]]]]  # per part: allowed options leaving SHOULDs unmet
 
-# A batch's runs wait this long before acting, so that the fakes of one call provably overlap.
-OVERLAP_MS = 500
+# A concurrent call's fakes wait (at most this long) until all of them started, so that they overlap.
+PEERS_WITHIN_MS = 30_000
 # The interpreter the fakes run on adds this when the environment names no locale (PEP 538).
 COERCED_LOCALE = "LC_CTYPE"
 
@@ -130,9 +130,13 @@ def batches(spec: Spec, product: str) -> dict[str, list[Scenario]]:
     return found
 
 
-def overlapping(scenario: Scenario) -> Scenario:
-    """The scenario with a pause first, so that its fake lives until every fake of the call started."""
-    return dataclasses.replace(scenario, actions=[{"sleep_ms": OVERLAP_MS}, *scenario.actions])
+def overlapping(scenarios: list[Scenario], folder: Path) -> list[Scenario]:
+    """The scenarios of one call, each fake first waiting until every fake of the call has started
+    (a barrier in ``folder``, bounded by PEERS_WITHIN_MS), so that they overlap in time however
+    busy the machine is and however slowly the provider starts them one after another."""
+    count = sum(int(s.run.get("concurrent", 1)) for s in scenarios)
+    peers = {"peers": {"dir": str(folder / "peers"), "count": count, "within_ms": PEERS_WITHIN_MS}}
+    return [dataclasses.replace(s, actions=[peers, *s.actions]) for s in scenarios]
 
 
 # --------------------------------------------------------------------------- runs
