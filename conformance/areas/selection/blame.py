@@ -149,6 +149,10 @@ def _fallback(
     if actual is None or actual == []:
         if fold is not None and fallback_shown(spec, fold):
             rows = sorted({p.row for p in oracle.pieces})
+            raw = all(p.origin.startswith("record:chunk") for p in oracle.pieces)
+            if raw and all(row_read(spec, fold, binding, row) for row in rows):
+                # it reads this binding's rows (their vectors come out right): only the raw records are lost
+                return ["SEL-019"], "a raw text-delta chunk record's text is joined too"
             ids = [rid for row in rows for rid in _binding_requirement(spec, row)]
             return ids, "the adapter selects streamed text elsewhere, but not the pieces this binding's rows name"
         return ["SEL-008"], "no non-empty message was folded, so the streamed text is the selection"
@@ -171,13 +175,13 @@ def _fallback(
         or any(got == unicodedata.normalize(form, text) for form in ("NFC", "NFD", "NFKC", "NFKD"))
     ):
         return ["SEL-011"], "the fallback text is kept exactly as streamed"
+    raw = "".join(p.text for p in oracle.pieces if not p.origin.startswith("record:chunk"))
+    if raw != text and got == raw:  # before the rows: a row read whole but for its raw records
+        return ["SEL-019"], "a raw text-delta chunk record's text is joined too"
     for index, _row in oracle.reads:
         without = "".join(p.text for p in oracle.pieces if p.row != index)
         if without != text and got == without:
             return _binding_requirement(spec, index), "the pieces this binding's row names are missing"
-    raw = "".join(p.text for p in oracle.pieces if not p.origin.startswith("record:chunk"))
-    if raw != text and got == raw:
-        return ["SEL-019"], "a raw text-delta chunk record's text is joined too"
     return _extra_text(spec, binding, steps, actual, oracle, default=["SEL-009"])
 
 
