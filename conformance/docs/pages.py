@@ -14,20 +14,24 @@ from conformance.spec import Area, Requirement, Table, Vocabulary
 
 GENERATED = "<!-- Generated from spec/ by `subagent-conformance docs`; do not edit. CI fails when it drifts. -->"
 _TABLE_ROW_LIMIT = 400  # characters: a table with a longer row renders each row as a block
+VECTOR_COVERS = "covers"  # the column in which a golden vector names the requirements it illustrates
 
 
 def is_vector_table(table: Table) -> bool:
-    """Golden vectors name the requirements they illustrate in a ``requirements`` column."""
-    return any(c.type == "requirements" for c in table.columns)
+    """Golden vectors name the requirements they illustrate in a ``covers`` column; a rule table's
+    ``requirement`` (or ``rule``, ``breaks``) column names the rule a row states, and the table
+    is shown whole."""
+    return any(c.type == "requirements" and c.name == VECTOR_COVERS for c in table.columns)
 
 
 def vectors_of(area: Area, rid: str) -> list[tuple[Table, int]]:
     """The vectors of an area that name ``rid``, table by table, in file order."""
     found = []
     for table in area.tables.values():
-        covers = [c.name for c in table.columns if c.type == "requirements"]
+        if not is_vector_table(table):
+            continue
         for index, row in enumerate(table.rows):
-            if any(rid in (row.get(name) or ()) for name in covers):
+            if rid in (row.get(VECTOR_COVERS) or ()):
                 found.append((table, index))
     return found
 
@@ -86,8 +90,7 @@ def render_table(site: Site, page: PurePosixPath, table: Table) -> list[str]:
         out += ["| vector | illustrates | line |", "|---|---|---|"]
         for index, row in enumerate(table.rows):
             line = site.line(area.file, ("tables", table.name, "rows", index))
-            covers = [c.name for c in table.columns if c.type == "requirements"]
-            rids = [rid for name in covers for rid in row.get(name) or ()]
+            rids = list(row.get(VECTOR_COVERS) or ())
             first = f"[{cell(row_label(table, index))}]({site.requirement_href(page, rids[0])})"
             src = f"[{line}]({site.file_href(page, site.spec_path(area.file), line)})"
             out.append(f"| {first} | {site.ids(page, rids)} | {src} |")
