@@ -149,8 +149,8 @@ def _fallback(
     if actual is None or actual == []:
         if fold is not None and fallback_shown(spec, fold):
             rows = sorted({p.row for p in oracle.pieces})
-            raw = all(p.origin.startswith("record:chunk") for p in oracle.pieces)
-            if raw and all(row_read(spec, fold, binding, row) for row in rows):
+            only_raw = all(p.origin.startswith("record:chunk") for p in oracle.pieces)
+            if only_raw and all(row_read(spec, fold, binding, row) for row in rows):
                 # it reads this binding's rows (their vectors come out right): only the raw records are lost
                 return ["SEL-019"], "a raw text-delta chunk record's text is joined too"
             ids = [rid for row in rows for rid in _binding_requirement(spec, row)]
