@@ -73,6 +73,10 @@ class ConformanceSession:
         xml = self.config.stash.get(junitxml.xml_key, None)  # --junitxml, on the controller only
         if xml is not None:
             _portable_junit(xml, self.config.rootpath)
+            # The product versions the run tested, once for the whole suite (a testsuite property).
+            xml.add_global_property(
+                "product_versions", _versions_line(self.spec, self.adapter.declaration["providers"])
+            )
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, None, object]:
@@ -227,12 +231,15 @@ def pytest_configure(config: pytest.Config) -> None:
         adapter = load_adapter(
             config.getoption("impl"), spec, config.getoption("exec_timeout"), config.getoption("validate_adapter")
         )
+        spec = spec.at(adapter.declaration["providers"])  # the contract at the claimed product versions
     except (SpecError, AdapterUsageError, pytest.UsageError, profiles.ProfileError) as exc:
         message = str(exc)
         write_outputs(config, usage_error_report(config, message))  # a CI step that uploads it finds it
         raise pytest.UsageError(message) from None
     session = ConformanceSession(config, spec, adapter)
     session.expected = expected
+    global _contract
+    _contract = spec
     config.stash[_session_key] = session
     config.pluginmanager.register(session, "subagent-conformance-session")
     gate = RequirementGate(spec, _ids)  # unknown IDs, and requirements no test names
@@ -291,9 +298,23 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"subagent-conformance {conformance.__version__}, spec {session.spec.version} "
         f"({sum(1 for _ in session.spec.requirements())} requirements)",
         f"adapter {session.adapter.impl}: {json.dumps(session.adapter.declaration, sort_keys=True)}",
+        f"product versions tested: {_versions_line(session.spec, session.adapter.declaration['providers'])}",
         f"hypothesis profile {session.profile!r} (the suite's tests only): "
         f"{current.max_examples} examples per property, {how}",
     ]
+
+
+def _versions_line(spec: Spec, providers: dict[str, str]) -> str:
+    """The claimed product versions, each with its package (and the product it drives)."""
+    parts = []
+    for name in sorted(providers):
+        area = spec.areas[name]
+        if area.version is None or not area.product:
+            continue
+        current = area.current
+        drives = f" (product {current.product_version})" if current and current.product_version else ""
+        parts.append(f"{name} {area.product['package']}@{area.version}{drives}")
+    return ", ".join(parts) or "none"
 
 
 def _ours_path(path: Path) -> bool:
@@ -384,6 +405,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """The real-products tier is opt-in: without --real-products its tests are reported as skipped."""
     if item.get_closest_marker(REAL_PRODUCTS_MARKER) and not item.config.getoption("real_products"):
         pytest.skip(REAL_PRODUCTS_NOT_REQUESTED)
+
+
+_contract: Spec | None = None  # the configured run's spec, for what its test modules read at import
+
+
+def contract() -> Spec:
+    """The contract the run tests: the spec at the adapter's claimed product versions (the
+    loaded spec, at the base versions, outside a configured run). Test modules read it at
+    import, so that their parameters are the claimed version's rows."""
+    return _contract if _contract is not None else load_spec()
 
 
 def session_of(config: pytest.Config) -> ConformanceSession:

@@ -30,7 +30,8 @@ from conformance.areas.claude_code.strategies import (
     whitespace_text,
 )
 from conformance.harness.adapter import Adapter
-from conformance.spec import Spec, load_spec
+from conformance.plugin import contract
+from conformance.spec import Spec
 from conformance.verdict.reach import row_params
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
@@ -39,7 +40,7 @@ OPERATIONS = frozenset({"claude_code_outcome"})
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
 requirement = pytest.mark.requirement
-_SPEC = load_spec()
+_SPEC = contract()  # the spec at the claimed product versions
 
 
 def _claude(claim: Claim) -> None:

@@ -18,6 +18,7 @@ import pytest
 
 from conformance.areas.results.strategies import expected_rendering
 from conformance.harness.adapter import Adapter
+from conformance.plugin import contract
 from conformance.process.ahead import Played, plays
 from conformance.process.checks import canary_site_problems, check_runs, transcript
 from conformance.process.claude_code import (
@@ -31,7 +32,7 @@ from conformance.process.claude_code import (
 from conformance.process.marks import checks, reaches
 from conformance.process.scenarios import PlannedRun, Scenario
 from conformance.process.tier import batches, overlapping, plan_runs, product_scenarios
-from conformance.spec import Spec, load_spec
+from conformance.spec import Spec
 from conformance.verdict.blame import Violation, expect
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
@@ -42,7 +43,7 @@ Claim = Callable[[str, str], None]
 Json = dict[str, Any]
 requirement = pytest.mark.requirement
 PRODUCT = "claude-code"
-_SPEC = load_spec()
+_SPEC = contract()  # the spec at the claimed product versions
 
 
 def _driver(claim: Claim) -> None:

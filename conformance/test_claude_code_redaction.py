@@ -20,7 +20,8 @@ from conformance.areas.claude_code.checks import check_answer, diagnosis, outcom
 from conformance.areas.claude_code.oracle import PRODUCT
 from conformance.areas.codex.blame import raw_strings
 from conformance.harness.adapter import Adapter
-from conformance.spec import Spec, load_spec
+from conformance.plugin import contract
+from conformance.spec import Spec
 from conformance.verdict.blame import Violation
 from conformance.verdict.reach import row_params, share
 
@@ -30,7 +31,7 @@ OPERATIONS = frozenset({"claude_code_outcome"})
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
 requirement = pytest.mark.requirement
-_SPEC = load_spec()
+_SPEC = contract()  # the spec at the claimed product versions
 
 
 def _claude(claim: Claim) -> None:

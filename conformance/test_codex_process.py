@@ -17,12 +17,13 @@ from typing import Any
 
 import pytest
 
+from conformance.plugin import contract
 from conformance.process.ahead import Played, plays
 from conformance.process.checks import canary_site_problems, check_runs
 from conformance.process.marks import checks, reaches
 from conformance.process.scenarios import PlannedRun, Scenario
 from conformance.process.tier import batches, plan_runs, product_scenarios
-from conformance.spec import Spec, load_spec
+from conformance.spec import Spec
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"run_codex"})
@@ -31,7 +32,7 @@ Claim = Callable[[str, str], None]
 requirement = pytest.mark.requirement
 
 PRODUCT = "codex"
-_SPEC = load_spec()
+_SPEC = contract()  # the spec at the claimed product versions
 SCENARIOS = product_scenarios(_SPEC, PRODUCT)
 
 

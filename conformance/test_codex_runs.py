@@ -23,7 +23,8 @@ from conformance.areas.codex.scenarios import (
     server_request,
 )
 from conformance.areas.texts import any_text
-from conformance.spec import Spec, load_spec
+from conformance.plugin import contract
+from conformance.spec import Spec
 from conformance.verdict.blame import Violation
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
@@ -32,7 +33,7 @@ OPERATIONS = frozenset({"codex_outcome"})
 Json = dict[str, Any]
 requirement = pytest.mark.requirement
 
-_SPEC = load_spec()
+_SPEC = contract()  # the spec at the claimed product versions
 CHECKS = codex_checks(_SPEC)
 ORACLE = CHECKS.oracle
 

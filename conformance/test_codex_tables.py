@@ -24,7 +24,7 @@ from conformance.areas.codex.scenarios import (
     terminal,
     turn_error,
 )
-from conformance.spec import load_spec
+from conformance.plugin import contract
 from conformance.verdict.reach import row_params
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
@@ -33,7 +33,7 @@ OPERATIONS = frozenset({"codex_outcome"})
 Json = dict[str, Any]
 requirement = pytest.mark.requirement
 
-_SPEC = load_spec()
+_SPEC = contract()  # the spec at the claimed product versions
 CHECKS = codex_checks(_SPEC)
 ORACLE = CHECKS.oracle
 

@@ -35,7 +35,8 @@ from conformance.areas.diagnostic.oracle import (
 from conformance.areas.diagnostic.strategies import format_requests
 from conformance.areas.diagnostic.text_blame import as_vector, format_blame, format_findings
 from conformance.harness.adapter import Adapter
-from conformance.spec import Spec, expand_text, load_spec
+from conformance.plugin import contract
+from conformance.spec import Spec, expand_text
 from conformance.verdict.blame import Violation
 from conformance.verdict.reach import row_params, share
 
@@ -45,7 +46,7 @@ OPERATIONS = frozenset({"bound_diagnostic", "format_diagnostic"})
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
 requirement = pytest.mark.requirement
-_SPEC = load_spec()
+_SPEC = contract()  # the spec at the claimed product versions
 _MATCHERS = roots(_SPEC)
 _BOUND = bound(_SPEC)
 PRODUCTS = [  # one per row of table products, each marked as reaching it

@@ -61,11 +61,15 @@ def _values(spec: Spec, ref: str) -> list[Any]:
     return list(spec.vocabulary(ref).values)
 
 
-def test_codex_union_is_the_locked_sixteen(spec: Spec) -> None:
+@pytest.mark.parametrize(("version", "counts"), [("0.147.0", (11, 5)), ("0.171.0", (19, 5))])
+def test_codex_union_at_each_shipped_version(spec: Spec, version: str, counts: tuple[int, int]) -> None:
+    """The base's sixteen, and 0.171.0's eight more strings, each mapped by one row of table variants."""
+    spec = spec.at({"codex": version})
     strings = _values(spec, "codex.variant_string")
     objects = _values(spec, "codex.variant_object")
-    assert (len(strings), len(objects)) == (11, 5)
-    assert _values(spec, "codex.variant") == strings + objects
+    assert (len(strings), len(objects)) == counts
+    assert not set(strings + objects) & set(_values(spec, "codex.newer_variant"))
+    assert sorted(_values(spec, "codex.variant")) == sorted(strings + objects)
     with_status = _values(spec, "codex.http_status_variant")
     assert len(with_status) == 4 and set(with_status) < set(objects)
     rows = {row["variant"]: row for row in spec.table("codex", "variants").rows}
@@ -77,19 +81,24 @@ def test_codex_union_is_the_locked_sixteen(spec: Spec) -> None:
         else:
             assert row["kind"] == "object" and isinstance(wire, dict) and list(wire) == [name]
         assert row["keeps_http_status"] is (name in with_status), name
-    assert spec.areas["codex"].locked == {"package": "@openai/codex", "version": "0.147.0"}
+    assert (spec.areas["codex"].product, spec.areas["codex"].version) == ({"package": "@openai/codex"}, version)
+    assert spec.areas["codex"].shipped == ("0.147.0", "0.171.0")
 
 
-def test_claude_code_union_is_the_locked_four_plus_success(spec: Spec) -> None:
+@pytest.mark.parametrize("version", ["0.3.220", "0.3.332"])
+def test_claude_code_union_is_the_four_plus_success_at_each_version(spec: Spec, version: str) -> None:
+    spec = spec.at({"claude-code": version})
     errors = _values(spec, "claude-code.error_subtype")
     assert len(errors) == 4 and all(e.startswith("error_") for e in errors)
     assert sorted(_values(spec, "claude-code.result_subtype")) == sorted(["success", *errors])
     assert set(errors) < set(_values(spec, "claude-code.category"))
-    locked = spec.areas["claude-code"].locked
-    assert locked is not None and (locked["package"], locked["version"]) == (
-        "@anthropic-ai/claude-agent-sdk",
-        "0.3.220",
+    area = spec.areas["claude-code"]
+    assert (area.product, area.version, area.shipped) == (
+        {"package": "@anthropic-ai/claude-agent-sdk"},
+        version,
+        ("0.3.220", "0.3.332"),
     )
+    assert area.current is not None and area.current.product_version == "2.1." + version.rsplit(".", 1)[1]
 
 
 @pytest.mark.parametrize(("product", "count"), [("claude-code", 4), ("codex", 6)])

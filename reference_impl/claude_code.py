@@ -21,10 +21,24 @@ Json = dict[str, Any]
 
 PRODUCT = "Claude Code"
 
-# SDKResultError["subtype"] of @anthropic-ai/claude-agent-sdk 0.3.220 (sdk.d.ts:4271).
-ERROR_SUBTYPES = frozenset(
-    {"error_during_execution", "error_max_turns", "error_max_budget_usd", "error_max_structured_output_retries"}
-)
+# SDKResultError["subtype"] of each @anthropic-ai/claude-agent-sdk version the provider supports
+# (0.3.220 sdk.d.ts:4271; 0.3.332 leaves the union unchanged).
+ERROR_SUBTYPES_BY_VERSION: dict[str, frozenset[str]] = {
+    "0.3.220": frozenset(
+        {"error_during_execution", "error_max_turns", "error_max_budget_usd", "error_max_structured_output_retries"}
+    ),
+}
+ERROR_SUBTYPES_BY_VERSION["0.3.332"] = ERROR_SUBTYPES_BY_VERSION["0.3.220"]
+BASE_VERSION = "0.3.220"
+ERROR_SUBTYPES = ERROR_SUBTYPES_BY_VERSION[BASE_VERSION]
+
+
+def error_subtypes(version: str) -> frozenset[str]:
+    """The error subtypes of ``version``'s result union; a version this provider was not built for is an error."""
+    if version not in ERROR_SUBTYPES_BY_VERSION:
+        supported = ", ".join(ERROR_SUBTYPES_BY_VERSION)
+        raise ValueError(f"no result union for @anthropic-ai/claude-agent-sdk {version} (supported: {supported})")
+    return ERROR_SUBTYPES_BY_VERSION[version]
 
 
 DENY_TOOL = {"behavior": "deny", "message": "This unattended Claude Code subagent cannot request human approval."}
@@ -104,6 +118,8 @@ def permission_line(mode: str, request: str, decision: str, reason: str) -> str:
 class ClaudeCodeRun:
     """One published run: its permission mode, its latest permission fact, the results it saw."""
 
+    version = BASE_VERSION  # the Agent SDK version whose result union the run reads (productVersion)
+
     def __init__(self, mode: str) -> None:
         self.mode = mode
         self.permission_fact: str | None = None
@@ -145,7 +161,7 @@ class ClaudeCodeRun:
         """Strict validation of one result message: its answer, or the failure it is."""
         subtype = message.get("subtype")
         if subtype != "success":
-            if isinstance(subtype, str) and subtype in ERROR_SUBTYPES:
+            if isinstance(subtype, str) and subtype in error_subtypes(self.version):
                 if not isinstance(message.get("errors"), list):
                     raise ClaudeCodeFailure("query-run", "unknown")  # outside the declared type
                 raise ClaudeCodeFailure("query-run", subtype)
@@ -252,6 +268,7 @@ def settle(
 def claude_code_outcome(request: Json, run_class: type[ClaudeCodeRun] = ClaudeCodeRun) -> Json:
     """Settle one run as the provider observed it (claude-code.yaml, outcome_vectors scenario)."""
     run = run_class(request["mode"])
+    run.version = request.get("productVersion", run.version)
     return settle(
         run,
         sdk_stream(request, run.callbacks()),

@@ -259,4 +259,11 @@ class ClaudeCodeProcessRun:
 
 def run_claude_code(request: Json, run_class: type[ClaudeCodeProcessRun] = ClaudeCodeProcessRun) -> Json:
     """Start every run (they overlap), then settle and dispose each: {"runs": [outcome, ...]}."""
-    return {"runs": run_batch(request["runs"], run_class)}
+    version = request.get("productVersion", ClaudeCodeRun.version)
+
+    def make(run: Json, request_signal: AbortSignal) -> ClaudeCodeProcessRun:
+        managed = run_class(run, request_signal)
+        managed.run.version = version  # before start(): the run reads no result until then
+        return managed
+
+    return {"runs": run_batch(request["runs"], make)}

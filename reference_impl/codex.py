@@ -23,7 +23,7 @@ from typing import Any
 
 from reference_impl.codex_diagnostic import Failure as Failure
 from reference_impl.codex_diagnostic import Stage, failure_line, permission_line
-from reference_impl.codex_errors import classify, http_status
+from reference_impl.codex_errors import BASE_VERSION, classify, http_status, string_variants
 from reference_impl.codex_permissions import (
     COMMAND_ITEM_DECLINED,
     ELICITATION,
@@ -58,6 +58,8 @@ class Completed:
 
 class CodexRun:
     """The client side of one published run: turn/start is in flight when it is created."""
+
+    version = BASE_VERSION  # the @openai/codex version whose union the run maps (productVersion)
 
     def __init__(self, mode: str, thread_id: str) -> None:
         self.mode = mode
@@ -253,7 +255,7 @@ class CodexRun:
 
     def failure_info(self, turn: Json) -> tuple[str, int | None]:
         """The category (and kept HTTP status) of a failed terminal; anything outside the union is unknown."""
-        return classify(turn.get("error"), self.status_code)
+        return classify(turn.get("error"), self.status_code, string_variants(self.version))
 
     @staticmethod
     def status_code(value: Any) -> int | None:
@@ -353,6 +355,7 @@ def observe(run: CodexRun, event: Json) -> None:
 def codex_outcome(request: Json, run_class: Callable[[str, str], CodexRun] = CodexRun) -> Json:
     """A scenario of codex.yaml's outcome_vectors -> the settled result and the replies sent."""
     run = run_class(request["mode"], request["thread_id"])
+    run.version = request.get("productVersion", run.version)
     for event in request["events"]:
         observe(run, event)
     if request.get("cancelled", False):

@@ -18,6 +18,7 @@ import uuid
 from typing import Any
 
 from reference_impl.codex import CodexRun
+from reference_impl.codex_errors import BASE_VERSION
 from reference_impl.codex_wire import encode_frame, internal_error, is_number, parse_line
 from reference_impl.process import Command, Exit, Line, Pipes, ProcessOutcome, Stderr, StdoutEnd, outcome_of
 from reference_impl.process_host import AbortSignal
@@ -56,6 +57,7 @@ class AppServerClient:
     what is observed of stdout, stderr and the exit (by the reader thread that owns ``pipes``)."""
 
     observed = staticmethod(outcome_of)  # an exit as Node.js reports it
+    version = BASE_VERSION  # the @openai/codex version the published run maps (productVersion)
 
     def __init__(self, mode: str, cwd: str | None, abort: AbortSignal) -> None:
         self.mode = mode
@@ -113,6 +115,7 @@ class AppServerClient:
             raise StartupFailure(self.stage, "cancelled", cancelled=True)
         # Published: from here on every failure is the run's result.
         self.run = CodexRun(self.mode, thread["id"])
+        self.run.version = self.version
         for chunk in self.early_stderr:
             self.run.on_stderr(chunk)
         self.stage = "turn-start"

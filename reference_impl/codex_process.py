@@ -28,6 +28,7 @@ import time
 from typing import Any
 
 from reference_impl.codex_client import DISPOSAL_GRACE, AppServerClient, StartupFailure
+from reference_impl.codex_errors import BASE_VERSION
 from reference_impl.codex_wire import is_blank
 from reference_impl.diagnostic import CODEX, ERROR_PREFIX, FailureFacts, rejection_text
 from reference_impl.process import Command, Exit, Line, Pipes, ProcessOutcome, Stderr, StdoutEnd
@@ -291,4 +292,11 @@ class CodexProcessRun(AppServerClient):
 
 def run_codex(request: Json, run_class: type[CodexProcessRun] = CodexProcessRun) -> Json:
     """The run_codex operation: start every run so that they overlap, then settle and dispose each."""
-    return {"runs": run_batch(request["runs"], run_class)}
+    version = request.get("productVersion", BASE_VERSION)
+
+    def make(run: Json, abort: AbortSignal) -> CodexProcessRun:
+        managed = run_class(run, abort)
+        managed.version = version
+        return managed
+
+    return {"runs": run_batch(request["runs"], make)}

@@ -93,6 +93,9 @@ class RunSuite(Protocol):
     ) -> SuiteRun: ...
 
 
+SUITE_TESTS = "conformance.test_"
+
+
 @contextlib.contextmanager
 def _isolated(cwd: Path, importable: Sequence[Path], env: Mapping[str, str]) -> Iterator[None]:
     """What a nested session may change and a fresh interpreter would not have kept: the working
@@ -103,6 +106,11 @@ def _isolated(cwd: Path, importable: Sequence[Path], env: Mapping[str, str]) -> 
     saved_path, saved_meta_path, saved_modules = list(sys.path), list(sys.meta_path), set(sys.modules)
     saved_profile = settings.get_current_profile_name()
     roots = [cwd.resolve(), *(p.resolve() for p in importable)]
+    # The suite's test modules read the contract at the claimed product versions when imported
+    # (conformance.plugin.contract): a nested session imports them afresh, as a new interpreter would.
+    suite_tests = {name: module for name, module in sys.modules.items() if name.startswith(SUITE_TESTS)}
+    for name in suite_tests:
+        del sys.modules[name]
     try:
         os.chdir(cwd)
         os.environ.update(env)
@@ -116,6 +124,9 @@ def _isolated(cwd: Path, importable: Sequence[Path], env: Mapping[str, str]) -> 
             file = getattr(sys.modules[name], "__file__", None)
             if file and any(Path(file).resolve().is_relative_to(root) for root in roots):
                 del sys.modules[name]
+        for name in [name for name in sys.modules if name.startswith(SUITE_TESTS)]:
+            del sys.modules[name]
+        sys.modules.update(suite_tests)
         sys.path[:], sys.meta_path[:] = saved_path, saved_meta_path
         os.environ.clear()
         os.environ.update(saved_env)

@@ -25,7 +25,7 @@ ADAPTERS = {
     "odd_binding": DECLARATION.format(protocol="1", key="bindings", bindings='["smoke-signals"]'),
     "misspelt_claim": DECLARATION.format(protocol="1", key="binding", bindings='["chunk-events"]'),
     "not_a_dict": 'CONFORMANCE = ["chunk-events"]\n',
-    "newer_codex": 'CONFORMANCE = {"protocol": "1", "bindings": [], "providers": {"codex": "0.171.0"}, '
+    "newer_codex": 'CONFORMANCE = {"protocol": "1", "bindings": [], "providers": {"codex": "0.172.0"}, '
     '"process_drivers": []}\n',
     "driver_alone": 'CONFORMANCE = {"protocol": "1", "bindings": [], "providers": {}, "process_drivers": ["codex"]}\n',
     "lacks_fold": "from reference_impl import select_output\n"
@@ -73,7 +73,7 @@ def run_pytest(adapters: Path, run_suite: RunSuite) -> RunPytest:
         ("odd_binding", "unknown binding 'smoke-signals': every bindings entry must be one of chunk-events, "),
         ("misspelt_claim", "CONFORMANCE is malformed: unknown key 'binding' (did you mean 'bindings'?)"),
         ("not_a_dict", "it must be an object (a Python dict) of claims, not a list"),
-        ("newer_codex", "claims provider codex at 0.171.0, but this spec is locked to 0.147.0"),
+        ("newer_codex", "claims provider codex at 0.172.0, but this spec ships codex 0.147.0, 0.171.0 only"),
         ("driver_alone", "process driver 'codex' without its provider: every process_drivers entry must also be a key"),
         ("exec:no-such-program-here --flag", "cannot start 'no-such-program-here --flag'"),
         ("exec:", "exec: needs a command"),
@@ -171,9 +171,9 @@ SELECTS_TEXT = {"protocol": "1", "bindings": ["text-stream"], "providers": {}, "
             'not the string "latest"',
         ),
         (
-            {"protocol": "1", "bindings": [], "providers": {"codex": "0.171.0"}, "process_drivers": []},
-            "claim 'codex': '0.147.0'",
-            "at 0.171.0",
+            {"protocol": "1", "bindings": [], "providers": {"codex": "0.172.0"}, "process_drivers": []},
+            "ships codex 0.147.0, 0.171.0 only",
+            "upgrade-check --product codex --version 0.172.0",
         ),
         (
             {**SELECTS_TEXT, "operations": ["fold_output", "select_output"]},

@@ -89,7 +89,7 @@ def test_every_missing_operation_is_one_usage_error_with_did_you_mean(load: Load
 def _claiming(required_when: dict[str, Any]) -> dict[str, Any]:
     """The smallest valid declaration that makes an operation with this ``required_when`` required."""
     spec = load_spec()
-    locked = {p: (spec.areas[p].locked or {})["version"] for p in ("claude-code", "codex")}
+    locked = {p: spec.areas[p].shipped[0] for p in ("claude-code", "codex")}  # the base versions
     declaration: dict[str, Any] = {"protocol": "1", "bindings": [], "providers": {}, "process_drivers": []}
     for claim, values in required_when.items():
         value = "chunk-events" if claim == "bindings" and values == "any" else "codex" if values == "any" else values[0]

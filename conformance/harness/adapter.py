@@ -52,6 +52,15 @@ class OperationTimeout(OperationError):
     requirements = ("ADP-018",)
 
 
+# The provider operations whose input carries the claimed product version (operations.json).
+PRODUCT_OPERATIONS = {
+    "codex_outcome": "codex",
+    "run_codex": "codex",
+    "claude_code_outcome": "claude-code",
+    "run_claude_code": "claude-code",
+}
+
+
 @dataclass(repr=False)
 class Adapter:
     """A loaded adapter: its declaration, and a validated way to call it."""
@@ -103,6 +112,7 @@ class Adapter:
     def call(self, name: str, payload: Any) -> Any:
         """Call operation ``name``; the answer is returned only once it fits the schema. A failure
         of the adapter layer carries the operation and its input, for the failure's explanation."""
+        payload = self.versioned(name, payload)
         if self.declared is not None and name not in self.declared[0]:
             operations, module = self.declared
             warnings.warn(
@@ -122,6 +132,16 @@ class Adapter:
             if pure and isinstance(exc, (OperationError, ExecFailure)):
                 self._remember(name, payload, exc)
             raise
+
+    def versioned(self, name: str, payload: Any) -> Any:
+        """A provider operation's input with ``productVersion``, the version the adapter claims for
+        that product (the version the run tests), unless the input already says one: the
+        operation maps that version's union, whatever its own module declares."""
+        product = PRODUCT_OPERATIONS.get(name)
+        claimed = self.declaration.get("providers", {}).get(product) if product else None
+        if claimed is None or not isinstance(payload, dict) or "productVersion" in payload:
+            return payload
+        return {**payload, "productVersion": claimed}
 
     def _remember(self, name: str, payload: Any, exc: OperationError | ExecFailure) -> None:
         """Remember a pure operation's failure: a hang, so that it is not called again; any other,

@@ -168,19 +168,21 @@ def check_declaration(declaration: Any, spec: Spec, where: str = "", name: str =
     for error in _schema(spec, "declaration").iter_errors(declaration):
         raise AdapterUsageError(f"{at} is malformed: {_schema_message(error, declaration)}", "malformed-declaration")
     for provider, version in declaration["providers"].items():
-        locked = (spec.areas[provider].locked or {}).get("version")
-        if version != locked:
+        shipped = spec.areas[provider].shipped
+        if version not in shipped:
+            listed = ", ".join(shipped)
             raise AdapterUsageError(
-                f"{at} claims provider {provider} at {version}, but this spec is locked to "
-                f"{locked}; claim {provider!r}: {locked!r}, or run the upgrade gate before claiming another version",
-                "unlocked-provider-version",
+                f"{at} claims provider {provider} at {version}, but this spec ships {provider} {listed} only; "
+                f"claim one of them, or run `subagent-conformance upgrade-check --product {provider} --version "
+                f"{version}` to see what {version} changes (a version the spec does not ship cannot be tested)",
+                "unshipped-provider-version",
             )
     for driver in declaration["process_drivers"]:
         if driver not in declaration["providers"]:
-            locked = (spec.areas[driver].locked or {}).get("version")
+            base = spec.areas[driver].shipped[0]
             raise AdapterUsageError(
                 f"{at} claims process driver {driver!r} without its provider: every process_drivers entry "
-                f"must also be a key of providers (add {driver!r}: {locked!r} to providers, or drop the driver)",
+                f"must also be a key of providers (add {driver!r}: {base!r} to providers, or drop the driver)",
                 "driver-without-provider",
             )
     _check_operations_list(declaration, spec, at)

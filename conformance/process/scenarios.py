@@ -191,14 +191,16 @@ def fake_argv(product: str, script: Path) -> list[str]:
     return [sys.executable, "-I", str(fixtures_dir() / "fakes" / FAKES[product]), "--script", str(script)]
 
 
-def write_script(scenario: Scenario, folder: Path, record: Path | None = None) -> Path:
-    """The scenario's actions as the JSON script a fake reads; ``record`` is where it logs what it saw."""
+def write_script(scenario: Scenario, folder: Path, record: Path | None = None, wire: Json | None = None) -> Path:
+    """The scenario's actions as the JSON script a fake reads; ``record`` is where it logs what it
+    saw; ``wire`` is the wire of the product version it plays (the area's ``wire`` at that version)."""
     folder.mkdir(parents=True, exist_ok=True)
     script = folder / f"{scenario.name}.json"
     payload = {
         "record": str(record) if record else None,
         "actions": scenario.actions,
         "responders": scenario.responders,
+        "wire": wire or {},
     }
     script.write_text(json.dumps(payload), encoding="utf-8")
     return script
@@ -215,14 +217,15 @@ DEFAULT_MODE = {"claude-code": "dontAsk", "codex": "never"}
 DEFAULT_TASK = [{"type": "text", "text": "Summarise the repository."}]
 
 
-def build_run(scenario: Scenario, folder: Path) -> tuple[Json, Path]:
+def build_run(scenario: Scenario, folder: Path, wire: Json | None = None) -> tuple[Json, Path]:
     """The RUN (operations.json ``<product>_run``) for ``scenario``, and the record its fake will write.
 
-    ``folder`` is private to this run: it holds the script, the record and the working directory.
+    ``folder`` is private to this run: it holds the script, the record and the working directory;
+    ``wire`` is the wire of the product version the fake speaks.
     """
     folder.mkdir(parents=True, exist_ok=True)
     record = folder / "record.jsonl"
-    script = write_script(scenario, folder, record)
+    script = write_script(scenario, folder, record, wire)
     overrides = scenario.run
     cwd_kind = overrides.get("cwd", "default")
     cwd: str | None

@@ -152,7 +152,8 @@ def plan_runs(spec: Spec, scenario: Scenario, folder: Path) -> list[PlannedRun]:
     planned = []
     for copy in range(copies):
         mark = uuid.uuid4().hex[:8]
-        run, record = build_run(scenario, folder / f"{CANARY}cwd_{mark}" / f"{scenario.name}-{copy}")
+        where = folder / f"{CANARY}cwd_{mark}" / f"{scenario.name}-{copy}"
+        run, record = build_run(scenario, where, spec.areas[scenario.product].wire)  # the claimed version's wire
         run["env"].update(
             {
                 tier.label_variable: f"{scenario.name}-{copy}",

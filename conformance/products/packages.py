@@ -1,6 +1,6 @@
 """The real products, installed from npm into a cache folder, and how to run them offline.
 
-``install`` puts one npm package version (by default the one the spec locks: ``locked`` in
+``install`` puts one npm package version (by default the version the spec is at: ``versions`` in
 spec/codex.yaml and spec/claude-code.yaml) into ``<cache>/<package>@<version>`` and finds the
 native binary in it; a second call is a no-op. ``offline`` configures a run so that the
 product talks only to a fake model service on 127.0.0.1, with its retries off: Codex through a
@@ -86,13 +86,30 @@ def product(name: str) -> Product:
         raise ProductError(f"unknown product {name!r}; known: {', '.join(PRODUCTS)}") from None
 
 
-def locked(spec: Spec, name: str) -> tuple[str, str]:
-    """The npm package and version the spec locks for ``name`` (its area's ``locked``)."""
+def product_version(spec: Spec, name: str, version: str | None = None) -> tuple[str, str]:
+    """The npm package of ``name`` and ``version`` (a shipped one), or by default the version
+    ``spec`` is at: the base for the loaded spec, the claimed one for ``spec.at(...)``."""
     product(name)
-    lock = spec.areas[name].locked
-    if not lock:
-        raise ProductError(f"spec area {name!r} locks no product version")
-    return lock["package"], str(lock["version"])
+    area = spec.areas[name]
+    if not area.product or area.version is None:
+        raise ProductError(f"spec area {name!r} ships no product version")
+    chosen = area.version if version is None else version
+    if chosen not in area.shipped:
+        raise ProductError(f"the spec ships {name} {', '.join(area.shipped)}, not {chosen}")
+    return area.product["package"], chosen
+
+
+def shipped_versions(spec: Spec, name: str) -> tuple[str, ...]:
+    """Every version of ``name`` the spec ships, the base first."""
+    product(name)
+    return spec.areas[name].shipped
+
+
+def locked(spec: Spec, name: str) -> tuple[str, str]:
+    """The npm package and base version of ``name``; kept while callers move to
+    :func:`product_version` (the version a spec is at) and :func:`shipped_versions`."""
+    base = spec.areas[name].base_area or spec.areas[name]
+    return product_version(spec, name, base.shipped[0] if base.shipped else None)
 
 
 def cache_root(override: Path | None = None) -> Path:

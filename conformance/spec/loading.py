@@ -7,6 +7,7 @@ load are reported together, so a broken spec is mended in one pass.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from conformance.spec.model import (
     Area,
     Column,
     Problem,
+    ProductVersion,
     Requirement,
     Seed,
     SeedStatement,
@@ -161,16 +163,31 @@ def _build_area(name: str, file: str, data: dict[str, Any], located: Located) ->
         )
         for i, r in enumerate(data["requirements"])
     )
+    versions = tuple(
+        ProductVersion(
+            str(v["version"]),
+            bool(v.get("base", False)),
+            v.get("product_version"),
+            tuple(v.get("sources", ())),
+            v.get("union", {}),
+            {table: tuple(rows) for table, rows in v.get("rows", {}).items()},
+            v.get("wire", {}),
+            tuple(v.get("decisions", ())),
+        )
+        for v in data.get("versions", ())
+    )
     return Area(
         name,
         file,
         data["id_prefix"],
         data["title"],
         data["summary"],
-        data.get("locked"),
+        data.get("product"),
         vocabularies,
         tables,
         requirements,
+        versions,
+        versions[0].version if versions else None,
     )
 
 
@@ -238,6 +255,9 @@ def _cross_check(spec: Spec, loader: _Loader, seed_map: str, unloaded: set[str])
             for r, row in enumerate(table.rows):
                 _check_row(spec, loader, area, base + ("rows", r), table, row, check_ids, text_validator, unloaded)
 
+    for area in spec.areas.values():
+        _check_versions(spec, loader, area, check_ids, text_validator, unloaded)
+
     for s, seed in enumerate(spec.seeds):
         if seed.file not in seed_files:
             loader.problem(seed_map, ("seeds", s, "file"), f"no seed file {seed.file} in spec/seeds/")
@@ -302,3 +322,83 @@ def _check_row(
                 if v not in vocab.values:
                     where = path + (k,) if column.many else path
                     loader.problem(area.file, where, f"{v!r} is not declared in vocabulary {vocab.area}.{vocab.name}")
+
+
+def _check_versions(
+    spec: Spec,
+    loader: _Loader,
+    area: Area,
+    check_ids: Any,
+    text_validator: jsonschema.protocols.Validator,
+    unloaded: set[str],
+) -> None:
+    """A product area's ``versions``: one base, first; each delta names this area's vocabularies and
+    tables, adds members its union did not have, adds rows that are valid at its version, and
+    records a decision for every member it adds, its catch-all and every wire key (and no other)."""
+    seen: set[str] = set()
+    for i, entry in enumerate(area.versions):
+        at: Path_ = ("versions", i)
+        if entry.version in seen:
+            loader.problem(area.file, at + ("version",), f"{entry.version} is already a shipped version")
+        seen.add(entry.version)
+        if i and entry.base:
+            loader.problem(area.file, at + ("base",), "only the first entry is the base")
+        if not i:
+            continue
+        before = area.at(area.versions[i - 1].version)
+        adds = list(entry.union.get("adds", ()))
+        for key in ("into", "out_of"):
+            for k, name in enumerate(entry.union.get(key, ())):
+                if name not in area.vocabularies:
+                    loader.problem(area.file, at + ("union", key, k), f"{name!r} is not a vocabulary of {area.file}")
+        for k, member in enumerate(adds):
+            for name in entry.union.get("into", ()):
+                if name in before.vocabularies and member in before.vocabularies[name].values:
+                    where = at + ("union", "adds", k)
+                    loader.problem(
+                        area.file, where, f"{member!r} is already in vocabulary {name} at the version before"
+                    )
+        for k, cell in enumerate(entry.union.get("cells", ())):
+            table = area.tables.get(cell["table"])
+            column = next((c for c in table.columns if c.name == cell["column"]), None) if table else None
+            if column is None or not column.many:
+                where = at + ("union", "cells", k)
+                loader.problem(
+                    area.file, where, f"names no many-valued column {cell['column']!r} of a table {cell['table']!r}"
+                )
+            elif table is not None and not any(
+                all(r.get(key) == v for key, v in cell["where"].items()) for r in table.rows
+            ):
+                loader.problem(
+                    area.file, at + ("union", "cells", k, "where"), f"matches no row of table {cell['table']}"
+                )
+        catch_all = entry.union.get("catch_all")
+        if catch_all and not any(catch_all["category"] in v.values for v in area.vocabularies.values()):
+            loader.problem(
+                area.file, at + ("union", "catch_all", "category"), "is no value of this file's vocabularies"
+            )
+        now = replace(spec, areas={**spec.areas, area.name: area.at(entry.version)})
+        for tname, rows in entry.rows.items():
+            if tname not in area.tables:
+                loader.problem(area.file, at + ("rows", tname), f"{area.file} has no table {tname!r}")
+                continue
+            table = now.areas[area.name].tables[tname]
+            for r, row in enumerate(rows):
+                where = at + ("rows", tname, r)
+                _check_row(now, loader, now.areas[area.name], where, table, row, check_ids, text_validator, unloaded)
+        needed = [*adds, *(["catch_all"] if catch_all else []), *(f"wire.{key}" for key in entry.wire)]
+        decided = [d["about"] for d in entry.decisions]
+        for member in needed:
+            if member not in decided:
+                loader.problem(
+                    area.file,
+                    at + ("decisions",),
+                    f"no decision about {member} (every new member, the catch-all and every wire key need one)",
+                )
+        for d, about in enumerate(decided):
+            if about not in needed:
+                loader.problem(
+                    area.file,
+                    at + ("decisions", d, "about"),
+                    f"{about!r} is no member, catch_all or wire key this version adds",
+                )

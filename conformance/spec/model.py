@@ -6,8 +6,8 @@ loaded spec is pickled into the user cache as it is.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -102,18 +102,106 @@ class Table:
 
 
 @dataclass(frozen=True)
+class ProductVersion:
+    """One shipped version of a product (an entry of an area's ``versions``): the base, whose
+    union and mapping are the file's own vocabularies and tables, or a delta over the entry
+    before it (union members, mapping rows, wire differences), each with its decisions."""
+
+    version: str
+    base: bool = False
+    product_version: str | None = None  # the product the package drives (claude-code: the CLI)
+    sources: tuple[dict[str, str], ...] = ()
+    union: dict[str, Any] = field(default_factory=dict)  # adds, into, out_of, docs, catch_all
+    rows: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)  # table -> rows it adds
+    wire: dict[str, Any] = field(default_factory=dict)
+    decisions: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
 class Area:
-    """One spec file."""
+    """One spec file; a product's file is at one of its shipped versions (``version``)."""
 
     name: str
     file: str
     id_prefix: str
     title: str
     summary: str
-    locked: dict[str, str] | None
+    product: dict[str, str] | None  # {package}: the npm package of a product area
     vocabularies: dict[str, Vocabulary]
     tables: dict[str, Table]
     requirements: tuple[Requirement, ...]
+    versions: tuple[ProductVersion, ...] = ()
+    version: str | None = None  # the shipped version this area is at (the base as loaded)
+    base_area: Area | None = field(default=None, repr=False, compare=False)  # as loaded, for at()
+
+    @property
+    def shipped(self) -> tuple[str, ...]:
+        """The shipped versions, base first."""
+        return tuple(v.version for v in self.versions)
+
+    @property
+    def current(self) -> ProductVersion | None:
+        """The entry of the version this area is at."""
+        return next((v for v in self.versions if v.version == self.version), None)
+
+    @property
+    def wire(self) -> dict[str, Any]:
+        """The wire facts of this version: every entry's ``wire`` up to it, a later one over an earlier."""
+        merged: dict[str, Any] = {}
+        for entry in self.versions[: self.shipped.index(self.version) + 1] if self.version else ():
+            merged = _merged(merged, entry.wire)
+        return merged
+
+    def at(self, version: str) -> Area:
+        """This area as it stands at shipped ``version``: each later entry up to it adds its union
+        members to the ``into`` vocabularies (and takes them out of the ``out_of`` ones) and to the
+        many-valued ``cells`` it names, and its rows to their tables; a row whose vocabulary cell
+        names a value that left its vocabulary leaves its table (a newer variant that joined the
+        union is no longer a newer variant)."""
+        if version not in self.shipped:
+            shipped = ", ".join(self.shipped) or "none"
+            raise KeyError(f"{self.name} ships no version {version!r} (shipped: {shipped})")
+        start = self.base_area or self
+        vocabularies, tables = dict(start.vocabularies), dict(start.tables)
+        left: set[str | int] = set()
+        for entry in start.versions[1 : start.shipped.index(version) + 1]:
+            adds = tuple(entry.union.get("adds", ()))
+            docs = entry.union.get("docs", {})
+            for name in entry.union.get("into", ()):
+                vocab = vocabularies[name]
+                new = tuple(m for m in adds if m not in vocab.values)
+                extra = {m: docs[m] for m in new if m in docs} if vocab.docs else {}
+                vocabularies[name] = replace(vocab, values=vocab.values + new, docs={**vocab.docs, **extra})
+            for name in entry.union.get("out_of", ()):
+                vocab = vocabularies[name]
+                left |= {v for v in vocab.values if v in adds}
+                kept = tuple(v for v in vocab.values if v not in adds)
+                vocabularies[name] = replace(
+                    vocab, values=kept, docs={k: d for k, d in vocab.docs.items() if k in kept}
+                )
+            for name, rows in entry.rows.items():
+                tables[name] = replace(tables[name], rows=tables[name].rows + tuple(rows))
+            for cell in entry.union.get("cells", ()):
+                table, where, column = tables[cell["table"]], cell["where"], cell["column"]
+                rows = tuple(
+                    {**r, column: [*r[column], *(m for m in adds if m not in r[column])]}
+                    if all(r.get(k) == v for k, v in where.items())
+                    else r
+                    for r in table.rows
+                )
+                tables[cell["table"]] = replace(table, rows=rows)
+        for name, table in tables.items():
+            own = {  # column -> its vocabulary, for the columns whose vocabulary is this area's
+                c.name: vocabularies[ref[2]]
+                for c in table.columns
+                if c.vocab is not None and (ref := c.vocab.rpartition("."))[0] in ("", self.name)
+            }
+            if left and own:
+                rows = tuple(
+                    r for r in table.rows if not any(_names_any(r.get(c), left, vocab) for c, vocab in own.items())
+                )
+                tables[name] = replace(table, rows=rows)
+        return replace(start, vocabularies=vocabularies, tables=tables, version=version, base_area=start)
 
 
 @dataclass(frozen=True)
@@ -146,6 +234,20 @@ class Spec:
     title: str
     areas: dict[str, Area]
     seeds: tuple[Seed, ...]
+
+    def at(self, versions: Mapping[str, str]) -> Spec:
+        """The contract at these product versions ({area: shipped version}); other areas as they are.
+        A product or version the spec does not ship is a KeyError naming what it ships."""
+        areas = dict(self.areas)
+        for product, version in versions.items():
+            if product not in areas or not areas[product].versions:
+                raise KeyError(f"no product area {product!r} in the spec")
+            areas[product] = areas[product].at(version)
+        return replace(self, areas=areas)
+
+    def product_versions(self) -> dict[str, str]:
+        """The version each product area is at: {area: version}."""
+        return {name: area.version for name, area in self.areas.items() if area.version is not None}
 
     def requirements(self) -> Iterator[Requirement]:
         for area in self.areas.values():
@@ -185,3 +287,18 @@ def expand_text(recipe: Any) -> str:
         if "codepoints" in recipe:
             return "".join(chr(cp) for cp in recipe["codepoints"])
     raise ValueError(f"not a text recipe: {recipe!r}")
+
+
+def _merged(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
+    """``later`` over ``earlier``, object members merged key by key."""
+    out = dict(earlier)
+    for key, value in later.items():
+        both = isinstance(value, dict) and isinstance(out.get(key), dict)
+        out[key] = _merged(out[key], value) if both else value
+    return out
+
+
+def _names_any(cell: Any, left: set[str | int], vocab: Vocabulary) -> bool:
+    """Whether a vocabulary cell (one value or a list) names a value that left ``vocab``."""
+    values = cell if isinstance(cell, list) else [cell]
+    return any(isinstance(v, (str, int)) and v in left and v not in vocab.values for v in values)

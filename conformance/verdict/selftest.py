@@ -67,13 +67,16 @@ def known_bad_adapters() -> list[KnownBad]:
 def known_good_adapters() -> list[KnownGood]:
     """Every adapter listed in ``fixtures/known_good/*.yaml`` (one file per contract area), with
     the tiers it runs over: every tier whose tests call an operation it implements with another
-    function than the reference's (conformance/verdict/operations.py). The other tiers call only the
-    reference's own functions, so they would give the reference's verdict."""
+    function than the reference's (conformance/verdict/operations.py), and the tiers its entry lists
+    (``tiers``: those a changed claim reaches, such as another product version). The other tiers
+    call only the reference's own functions, so they would give the reference's verdict."""
     every = frozenset().union(*operations.tiers().values())
     found = []
     for a in _listings("known_good"):
         changed = operations.changed_operations(a["module"], every, [fixtures_dir() / "known_good"])
-        found.append(KnownGood(a["module"], a["choice"], operations.exercising(changed)))
+        # `tiers` adds what a claim changes rather than a function (another product version).
+        tiers = tuple(sorted({*operations.exercising(changed), *a.get("tiers", ())}))
+        found.append(KnownGood(a["module"], a["choice"], tiers))
     return found
 
 

@@ -41,6 +41,8 @@ class CodexDiagnosis:
         self.strings = {str(v) for v in spec.vocabulary("codex.variant_string").values}
         self.objects = {str(v) for v in spec.vocabulary("codex.variant_object").values}
         self.newer = {str(v) for v in spec.vocabulary("codex.newer_variant").values}
+        base = spec.areas["codex"].base_area or spec.areas["codex"]  # the union as the base version has it
+        self.added = self.union - {str(v) for v in base.vocabularies["variant"].values}  # the claimed version adds
         self.http = {str(v) for v in spec.vocabulary("codex.http_status_variant").values}
         self.statuses = {str(v) for v in spec.vocabulary("codex.terminal_status").values}
         self.signatures = [str(v) for v in spec.vocabulary("codex.stderr_signature").values]
@@ -88,9 +90,13 @@ class CodexDiagnosis:
         error = turn.get("error")
         info = error.get("codexErrorInfo", ...) if isinstance(error, dict) else ...
         if isinstance(info, str):
+            if info in self.added:
+                return ["CDX-077"]  # a member of the claimed version's union the base does not have
             return ["CDX-002"] if info in self.strings else ["CDX-008"] if info in self.newer else ["CDX-006"]
         if isinstance(info, dict) and len(info) == 1:
             [(name, detail)] = info.items()
+            if name in self.added and isinstance(detail, dict):
+                return ["CDX-077"]
             if name in self.newer:
                 return ["CDX-008"]
             if name in self.objects:
