@@ -1,13 +1,15 @@
 """Tier 4, the real products (opt-in: --real-products): the Codex app-server and the Claude Code
-CLI of the locked versions, installed by ``subagent-conformance products install``, driven
-through the adapter's process operations (run_codex, run_claude_code) against fake model
-services on 127.0.0.1 that fail on cue (fixtures/recordings/cases.yaml).
+CLI at the versions the adapter claims (the session's spec stands at them), installed by
+``subagent-conformance products install``, driven through the adapter's process operations
+(run_codex, run_claude_code) against fake model services on 127.0.0.1 that fail on cue
+(fixtures/recordings/cases.yaml).
 
 The products run with retries off and no traffic off loopback (conformance.products.packages.offline);
 each outcome is checked against the result the spec's format rules render from the case's
-failure facts. Without --real-products every test here is reported as skipped, never passed;
-with it and the products missing, every test errors naming the install command (the tier never
-downloads 600 MB on its own).
+failure facts at that version (a case's ``versions`` entry, where the product does otherwise
+there). Without --real-products every test here is reported as skipped, never passed; with it
+and the claimed version missing, every test errors naming the install command (the tier never
+downloads 400 MB on its own).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ import pytest
 from conformance.harness.adapter import Adapter
 from conformance.process.blame import Context, Problem, blamed, outcome_problems
 from conformance.process.calls import call_runs
-from conformance.products.packages import PRODUCTS, Installed, OfflineRun, cache_root, installed, locked
+from conformance.products.draft import recorded_catch_alls
+from conformance.products.packages import PRODUCTS, Installed, OfflineRun, cache_root, installed, product_version
 from conformance.products.recorder import prepare, record_case, running_as_root, server_for, write_recording
 from conformance.products.recordings import Case, expected_results, load_cases
 from conformance.products.replay import replay
@@ -45,25 +48,26 @@ CASES = load_cases(_SPEC)
 DEADLINE = 60.0  # a real run takes well under a second; this only bounds a hung adapter
 
 
+RealProducts = Callable[[str], Installed]
+
+
 @pytest.fixture(scope="session")
-def real_products(spec: Spec) -> dict[str, Installed]:
-    """The locked versions from the cache; a clear error when they are not installed."""
-    found: dict[str, Installed] = {}
-    missing = []
-    for name in PRODUCTS:
-        package, version = locked(spec, name)
+def real_products(spec: Spec) -> RealProducts:
+    """The installed product at the version the session's spec stands at (the claimed one); a
+    clear error naming the install command when it is not in the cache."""
+
+    def get(name: str) -> Installed:
+        package, version = product_version(spec, name)
         got = installed(name, package, version)
         if got is None:
-            missing.append(f"{package}@{version}")
-        else:
-            found[name] = got
-    if missing:
-        pytest.fail(
-            f"--real-products: {', '.join(missing)} not installed in {cache_root()}; "
-            "run `subagent-conformance products install` first",
-            pytrace=False,
-        )
-    return found
+            pytest.fail(
+                f"--real-products: {package}@{version} is not installed in {cache_root()}; run "
+                f"`subagent-conformance products install --product {name} --version {version}` first",
+                pytrace=False,
+            )
+        return got
+
+    return get
 
 
 def _operation(product: str) -> str:
@@ -132,11 +136,12 @@ def _check(spec: Spec, case: Case, outcome: Json, request: Json) -> None:
     [pytest.param(c, id=c.id, marks=[requirement(*c.covers), claims("process_drivers", c.product)]) for c in CASES],
 )
 def test_real_product_case(
-    case: Case, spec: Spec, adapter: Adapter, claim: Claim, real_products: dict[str, Installed], tmp_path: Path
+    case: Case, spec: Spec, adapter: Adapter, claim: Claim, real_products: RealProducts, tmp_path: Path
 ) -> None:
     claim("process_drivers", case.product)
     _applies(case)
-    outcome, request, calls = _run(case, adapter, real_products[case.product], tmp_path)
+    case = case.at(spec)  # the session's spec stands at the claimed version
+    outcome, request, calls = _run(case, adapter, real_products(case.product), tmp_path)
     _check(spec, case, outcome, request)
     assert calls == case.model_calls, (
         f"{case.id}: {calls} model calls; the case expects {case.model_calls} (retries are off)"
@@ -147,13 +152,14 @@ def test_real_product_case(
     "case", [pytest.param(c, id=c.id, marks=[requirement(*c.covers), claims("providers", c.product)]) for c in CASES]
 )
 def test_fresh_recording_replays(
-    case: Case, spec: Spec, adapter: Adapter, claim: Claim, real_products: dict[str, Installed], tmp_path: Path
+    case: Case, spec: Spec, adapter: Adapter, claim: Claim, real_products: RealProducts, tmp_path: Path
 ) -> None:
     """A transcript recorded now, as `products record` would, replays like the committed one: the
     product still shows what the case claims, and the pure operation reads it as the spec says."""
     claim("providers", case.product)
     _applies(case)
-    recording = record_case(spec, case, real_products[case.product], tmp_path / "run")
+    case = case.at(spec)
+    recording = record_case(spec, case, real_products(case.product), tmp_path / "run")
     replay(spec, case, recording, adapter.call, write_recording(recording, tmp_path / "fresh"))
 
 
@@ -167,7 +173,7 @@ _LOOPBACK = ("127.0.0.1", "::1", "::ffff:127.0.0.1")
 
 @pytest.mark.parametrize("product", [pytest.param(p, marks=claims("process_drivers", p)) for p in PRODUCTS])
 def test_no_traffic_beyond_loopback(
-    product: str, spec: Spec, adapter: Adapter, claim: Claim, real_products: dict[str, Installed], tmp_path: Path
+    product: str, spec: Spec, adapter: Adapter, claim: Claim, real_products: RealProducts, tmp_path: Path
 ) -> None:
     """Under strace, one complete run of each product connects to nothing but 127.0.0.1 (DNS
     included: a lookup of any name is a connection to port 53)."""
@@ -175,10 +181,10 @@ def test_no_traffic_beyond_loopback(
     strace = shutil.which("strace")
     if strace is None:
         pytest.skip("strace is not installed: the absence of off-loopback traffic cannot be observed here")
-    case = next(c for c in CASES if c.product == product and "failure" not in c.expect)  # a complete run
+    case = next(c for c in (c.at(spec) for c in CASES) if c.product == product and "failure" not in c.expect)
     log = tmp_path / "strace.log"
     trace = [strace, "-f", "-qq", "-e", "trace=connect", "-o", str(log)]
-    outcome, request, _ = _run(case, adapter, real_products[product], tmp_path, trace)
+    outcome, request, _ = _run(case, adapter, real_products(product), tmp_path, trace)
     _check(spec, case, outcome, request)
     text = log.read_text(encoding="utf-8", errors="replace")
     assert "connect(" in text, f"strace saw no connect() at all: the run was not traced\n{text[:2000]}"
@@ -190,14 +196,17 @@ def test_no_traffic_beyond_loopback(
     assert foreign == [], f"the real {product} connected beyond 127.0.0.1:\n" + "\n".join(foreign)
 
 
-LOCKED_UNION = {"codex": "CDX-001", "claude-code": "CC-001"}  # the requirements that state the locked unions
+UNION = {"codex": "CDX-001", "claude-code": "CC-001"}  # the requirements that state the unions
 
 
 @pytest.mark.parametrize(
-    "product", [pytest.param(p, marks=[requirement(r), claims("providers", p)]) for p, r in LOCKED_UNION.items()]
+    "product", [pytest.param(p, marks=[requirement(r), claims("providers", p)]) for p, r in UNION.items()]
 )
-def test_locked_version_declares_the_spec_unions(product: str, spec: Spec, real_products: dict[str, Installed]) -> None:
-    """The official unions of the locked version, read as the upgrade gate reads them, are the spec's."""
-    unions = [compare(spec, union) for union in official_unions(real_products[product])]
+def test_claimed_version_declares_the_spec_unions(product: str, spec: Spec, real_products: RealProducts) -> None:
+    """The official unions of the claimed version, read as the upgrade gate reads them, are the
+    ones the spec maps at that version."""
+    catch_alls = recorded_catch_alls(spec, product)  # the catch-all members the version entry records
+    unions = [compare(spec, union, catch_alls) for union in official_unions(real_products(product))]
     differences = [u for u in unions if u["added"] or u["removed"]]
-    assert unions and differences == [], f"the locked {product} declares other unions than the spec maps: {differences}"
+    version = spec.areas[product].version
+    assert unions and differences == [], f"{product} {version} declares other unions than the spec maps: {differences}"

@@ -1,25 +1,28 @@
 """Tier 2, real shapes: the recorded wire transcripts of the real products (fixtures/recordings/,
 written by ``subagent-conformance products record``) replayed through codex_outcome and
-claude_code_outcome, so the fakes and the generated scenarios stay tied to what the locked
-products really send.
+claude_code_outcome, so the fakes and the generated scenarios stay tied to what the real
+products send at the version the adapter claims.
 
-Each recording is of one case of fixtures/recordings/cases.yaml. The expected result is the
-case's, rendered by the spec's format rules (conformance.products.recordings.expected_results); the
-transcript must also show what the case claims (the Codex terminal carries the wire form table
-``variants`` gives the expected category; the Claude Code oracle built from the
-classification table reads the transcript as the case expects), so a re-recording that
-changes the product's behaviour fails here instead of silently moving the expectation.
+Each recording is of one case of fixtures/recordings/cases.yaml run against one shipped product
+version (``<product>/<version>/<case>.json``); the session's spec stands at the claimed version,
+so the recording replayed is that version's and the expected result is the case's at that
+version, rendered by the spec's format rules (conformance.products.recordings.expected_results).
+The transcript must also show what the case claims (the Codex terminal carries the wire form table
+``variants`` gives the expected category; the Claude Code oracle built from the classification
+table reads the transcript as the case expects), so a re-recording that changes the product's
+behaviour fails here instead of silently moving the expectation.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conformance.harness.adapter import Adapter
-from conformance.products.packages import locked
+from conformance.products.packages import product_version
 from conformance.products.recordings import Case, load_cases, load_recording, recording_file
 from conformance.products.replay import replay
 from conformance.spec import Spec, load_spec
@@ -35,20 +38,20 @@ _SPEC = load_spec()
 CASES = load_cases(_SPEC)
 
 
-def _recording(spec: Spec, case: Case) -> Json:
-    """The case's recording, of the locked version (a stale one would replay the wrong shapes)."""
-    path = recording_file(case.product, case.name)
+def _recording(spec: Spec, case: Case, path: Path) -> Json:
+    """The case's recording of the version the spec stands at (a stale one would replay the wrong shapes)."""
     if not path.is_file():
         pytest.fail(
-            f"{case.where}: case {case.id} has no recording {path}; run "
-            f"`subagent-conformance products record --product {case.product} --case {case.name}`",
+            f"{case.where}: case {case.id} has no recording of {case.product} {case.version} ({path}); run "
+            f"`subagent-conformance products record --product {case.product} --version {case.version} "
+            f"--case {case.name}`",
             pytrace=False,
         )
     recording = load_recording(spec, path)
-    package, version = locked(spec, case.product)
+    package, version = product_version(spec, case.product)
     assert (recording["package"], recording["version"]) == (package, version), (
-        f"{path} records {recording['package']}@{recording['version']}, but the spec locks {package}@{version}: "
-        "re-record with `subagent-conformance products record`"
+        f"{path} records {recording['package']}@{recording['version']}, not {package}@{version}: "
+        f"re-record with `subagent-conformance products record --product {case.product} --version {version}`"
     )
     return recording
 
@@ -56,4 +59,6 @@ def _recording(spec: Spec, case: Case) -> Json:
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id, marks=requirement(*c.covers)) for c in CASES])
 def test_recording_replays(case: Case, spec: Spec, adapter: Adapter, claim: Claim) -> None:
     claim("providers", case.product)
-    replay(spec, case, _recording(spec, case), adapter.call, recording_file(case.product, case.name))
+    case = case.at(spec)  # the session's spec stands at the claimed version
+    path = recording_file(case.product, case.version, case.name)
+    replay(spec, case, _recording(spec, case, path), adapter.call, path)

@@ -121,7 +121,7 @@ def test_a_recording_replay_failure_shows_the_case_and_the_transcript(tmp_path: 
     assert "category: unknown" in failure["actual"]["diagnostic"]
     assert "stage 'turn' and category 'unknown', not 'turn' and 'internalServerError'" in failure["difference"]
     sections = failure["sections"]
-    assert sections["recording"] == str(recording_file("codex", "http-500"))
+    assert sections["recording"] == str(recording_file("codex", "0.147.0", "http-500"))
     assert "codex-http-500" in sections["case"] and "client sent:" in sections["transcript excerpt"]
     assert "transcript excerpt:" in run.output and f"violates {ids[0]}" in run.output
 

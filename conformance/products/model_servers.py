@@ -2,11 +2,12 @@
 calls) and the Anthropic Messages API (what Claude Code calls), both streaming (SSE).
 
 Each server plays one named behaviour for every model call it receives, so a case of the real
-tier is one word: ``http-500``, ``http-429``, ``stream-cut`` (the SSE stream starts, a text delta
-arrives, then the connection closes before the final event), ``tool-use-loop`` (every call asks
-for a tool, forever) and ``answer`` (a complete text answer). Servers listen on an ephemeral
-port, serve each connection in a thread and remember every request, so a test can prove that
-retries were off and that nothing but the model endpoint was called.
+tier is one word: ``http-500``, ``http-429``, ``http-401`` (the key is refused), ``stream-cut``
+(the SSE stream starts, a text delta arrives, then the connection closes before the final
+event), ``tool-use-loop`` (every call asks for a tool, forever) and ``answer`` (a complete text
+answer). Servers listen on an ephemeral port, serve each connection in a thread and remember
+every request, so a test can prove that retries were off and that nothing but the model endpoint
+was called.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Any
 
 Json = Any
 
-BEHAVIOURS = ("http-500", "http-429", "stream-cut", "tool-use-loop", "answer")
+BEHAVIOURS = ("http-500", "http-429", "http-401", "stream-cut", "tool-use-loop", "answer")
+ERROR_STATUS = {"http-500": 500, "http-429": 429, "http-401": 401}  # the behaviours that are one HTTP error
 DEFAULT_TEXT = "Hello from the fake model."  # what the model says unless params["text"] is given
 
 
@@ -60,10 +62,8 @@ class Api:
         return Reply(404, {"error": f"the fake model service has no {method} {path}"})
 
     def reply(self, behaviour: str, request: Json, params: dict[str, str]) -> Reply:
-        if behaviour == "http-500":
-            return self.error(500)
-        if behaviour == "http-429":
-            return self.error(429)
+        if behaviour in ERROR_STATUS:
+            return self.error(ERROR_STATUS[behaviour])
         return self.stream(behaviour, request, params)
 
 
@@ -74,7 +74,7 @@ class OpenAIResponses(Api):
     model_paths = ("/v1/responses",)
 
     def error(self, status: int) -> Reply:
-        kind = "rate_limit_exceeded" if status == 429 else "server_error"
+        kind = {429: "rate_limit_exceeded", 401: "invalid_api_key"}.get(status, "server_error")
         return Reply(status, {"error": {"type": kind, "code": kind, "message": f"fake model service: HTTP {status}"}})
 
     def stream(self, behaviour: str, request: Json, params: dict[str, str]) -> Reply:
@@ -148,7 +148,7 @@ class AnthropicMessages(Api):
     model_paths = ("/v1/messages",)
 
     def error(self, status: int) -> Reply:
-        kind = "rate_limit_error" if status == 429 else "api_error"
+        kind = {429: "rate_limit_error", 401: "authentication_error"}.get(status, "api_error")
         return Reply(
             status, {"type": "error", "error": {"type": kind, "message": f"fake model service: HTTP {status}"}}
         )

@@ -42,8 +42,10 @@ def model_params(case: Case, cwd: Path) -> dict[str, str]:
 
 
 def prepare(case: Case, installed: Installed, server: ModelServer, folder: Path) -> OfflineRun:
-    """The offline run of ``case`` against ``server``, its working directory holding the case's files."""
+    """The offline run of ``case`` against ``server``: its working directory holds the case's files,
+    its environment the case's variables."""
     run = offline(installed, server.origin, folder, case.args)
+    run = OfflineRun(run.argv, {**run.env, **case.env}, run.cwd)
     for name, content in case.files.items():
         (run.cwd / name).write_text(content, encoding="utf-8")
     return run
@@ -258,7 +260,7 @@ def record_case(spec: Spec, case: Case, installed: Installed, folder: Path, time
 
 
 def write_recording(recording: Json, root: Path | None = None) -> Path:
-    path = recording_file(recording["product"], recording["case"], root)
+    path = recording_file(recording["product"], recording["version"], recording["case"], root)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(recording, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return path

@@ -1,15 +1,17 @@
-"""The cases of the real-products tier, where their recordings live, what each case expects, and
-reading a recording back.
+"""The cases of the real-products tier, where their recordings live, what each case expects at each
+shipped product version, and reading a recording back.
 
-``fixtures/recordings/cases.yaml`` says how each product runs and what each case expects;
-conformance/products/recorder.py runs a case against the real product and keeps everything that crossed
-its stdio (``fixtures/recordings/<product>/<case>.json``); conformance/products/replay.py turns such a
-transcript into the observations codex_outcome and claude_code_outcome take, so the default
-tier can replay real shapes without the products.
+``fixtures/recordings/cases.yaml`` says how each product runs and what each case expects (at the
+base version, and under ``versions`` where a later shipped version does otherwise: data, not
+code); conformance/products/recorder.py runs a case against the real product and keeps everything
+that crossed its stdio (``fixtures/recordings/<product>/<version>/<case>.json``);
+conformance/products/replay.py turns such a transcript into the observations codex_outcome and
+claude_code_outcome take, so the default tier can replay real shapes without the products.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,8 +40,9 @@ def cases_file() -> Path:
     return recordings_dir() / "cases.yaml"
 
 
-def recording_file(product: str, case: str, root: Path | None = None) -> Path:
-    return (root or recordings_dir()) / product / f"{case}.json"
+def recording_file(product: str, version: str, case: str, root: Path | None = None) -> Path:
+    """Where the recording of ``case`` run against ``product`` at (npm package) ``version`` lives."""
+    return (root or recordings_dir()) / product / version / f"{case}.json"
 
 
 @dataclass(frozen=True)
@@ -59,10 +62,26 @@ class Case:
     where: str = ""
     model_calls: int = 1  # with retries off, one; none where the product fails before calling the model
     as_root: bool = False  # the case is what the product does as root: real runs only as root
+    env: dict[str, str] = field(default_factory=dict)  # added to the product's offline environment
+    versions: dict[str, Json] = field(default_factory=dict)  # version -> {"expect": ...} where it differs
+    version: str = ""  # the product version ``expect`` is of: the base, until ``at``
+    base_expect: Json = None  # the expectation at the base version
 
     @property
     def id(self) -> str:
         return f"{self.product}-{self.name}"
+
+    def at(self, spec: Spec) -> Case:
+        """The case at the version ``spec`` stands at for its product: the expectation of the newest
+        entry of ``versions`` not newer than it (in the spec's shipped order), else the base's."""
+        area = spec.areas[self.product]
+        shipped = list(area.shipped)
+        if area.version not in shipped:
+            raise SpecError([Problem(self.where, 0, self.id, f"spec area {self.product!r} ships no product version")])
+        expect = self.base_expect
+        for version in shipped[: shipped.index(area.version) + 1]:
+            expect = self.versions.get(version, {}).get("expect", expect)
+        return dataclasses.replace(self, expect=expect, version=area.version)
 
 
 # ---- the case file
@@ -110,6 +129,59 @@ def _check_case(spec: Spec, product: str, item: Json) -> list[tuple[tuple[str | 
             )
         )
     return wrong
+
+
+def _check_versions(spec: Spec, product: str, item: Json) -> list[tuple[tuple[str | int, ...], str]]:
+    """Each ``versions`` entry names a shipped version and holds an expectation the spec at that
+    version allows; and at every shipped version, a Codex case's expected failure is the form the
+    spec's wire facts give its model behaviour (``wire.failures``), where they give one."""
+    wrong: list[tuple[tuple[str | int, ...], str]] = []
+    shipped = list(spec.areas[product].shipped)
+    for version, entry in item.get("versions", {}).items():
+        if version not in shipped:
+            wrong.append((("versions", version), f"{product} {version} is not shipped (shipped: {', '.join(shipped)})"))
+        elif version == shipped[0]:
+            wrong.append(
+                (("versions", version), f"{version} is the base version: its expectation is the case's expect")
+            )
+        else:
+            inner = _check_case(spec.at({product: version}), product, {**item, "expect": entry["expect"]})
+            wrong += [(("versions", version, *where), message) for where, message in inner if where[:1] == ("expect",)]
+    if product != "codex":
+        return wrong
+    source: tuple[str | int, ...] = ("expect",)
+    expect = item["expect"]
+    for version in shipped:
+        if version in item.get("versions", {}) and version != shipped[0]:
+            expect, source = item["versions"][version]["expect"], ("versions", version, "expect")
+        failures = spec.at({product: version}).areas[product].wire.get("failures", {})
+        behaviour = item["model"]["behaviour"]
+        if behaviour in failures and expect.get("failure") is not None:
+            form = codex_wire_form(spec.at({product: version}), expect)
+            if form != failures[behaviour]:
+                wrong.append(
+                    (
+                        source,
+                        f"at {product} {version} the spec's wire facts give {behaviour} the codexErrorInfo "
+                        f"{json.dumps(failures[behaviour])}; the case expects {json.dumps(form)}",
+                    )
+                )
+    return wrong
+
+
+def codex_wire_form(spec: Spec, expect: Json) -> Json:
+    """The codexErrorInfo an expected failure is on the wire, by table variants (an HTTP-status
+    variant with the expected status); None for a completed turn or a category no row maps."""
+    failure = expect.get("failure")
+    if failure is None:
+        return None
+    rows = [r for r in spec.table("codex", "variants").rows if r["variant"] == failure["category"]]
+    if not rows:
+        return None
+    [row] = rows
+    if row["keeps_http_status"]:
+        return {row["variant"]: {"httpStatusCode": failure.get("httpStatus")}}
+    return row["wire"]
 
 
 def _label(spec: Spec, product: str) -> str:
@@ -166,7 +238,7 @@ def load_cases(spec: Spec, file: Path | None = None) -> list[Case]:
                     )
                 )
             seen.add(item["name"])
-            for inner, message in _check_case(spec, product, item):
+            for inner, message in _check_case(spec, product, item) + _check_versions(spec, product, item):
                 where = (*path, *inner)
                 problems.append(Problem(str(file), located.line_of(where), format_path(where), message))
             cases.append(
@@ -184,6 +256,10 @@ def load_cases(spec: Spec, file: Path | None = None) -> list[Case]:
                     where=f"{file}:{located.line_of(path)}",
                     model_calls=int(item.get("model_calls", 1)),
                     as_root=bool(item.get("as_root", False)),
+                    env=dict(item.get("env", {})),
+                    versions=dict(item.get("versions", {})),
+                    version=spec.areas[product].version or "",
+                    base_expect=item["expect"],
                 )
             )
     if problems:
@@ -237,6 +313,18 @@ def dig(value: Json, *keys: str) -> Json:
     for key in keys:
         value = value.get(key) if isinstance(value, dict) else None
     return value
+
+
+def missing_recordings(spec: Spec, root: Path | None = None) -> list[str]:
+    """Every (case, shipped version) without a recording under ``root``, each named with its file
+    and the command that records it."""
+    return [
+        f"{recording_file(case.product, version, case.name, root)}: run `subagent-conformance products record "
+        f"--product {case.product} --version {version} --case {case.name}`"
+        for case in load_cases(spec)
+        for version in spec.areas[case.product].shipped
+        if not recording_file(case.product, version, case.name, root).is_file()
+    ]
 
 
 def load_recording(spec: Spec, path: Path) -> Json:

@@ -18,7 +18,14 @@ from conformance.areas.claude_code.checks import diagnosis
 from conformance.areas.claude_code.oracle import decide, expected_outcome
 from conformance.process.blame import Context, blamed, result_problems
 from conformance.process.blame import Problem as Difference
-from conformance.products.recordings import SDK_INTERNAL_TYPES, Case, dig, expected_results, recording_file
+from conformance.products.recordings import (
+    SDK_INTERNAL_TYPES,
+    Case,
+    codex_wire_form,
+    dig,
+    expected_results,
+    recording_file,
+)
 from conformance.spec import Spec
 from conformance.verdict.blame import Violation
 
@@ -117,18 +124,6 @@ def claude_code_scenario(recording: Json) -> Json:
 # ---- the replay check, shared by the default tier (committed recordings) and the real tier (fresh ones)
 
 
-def _codex_wire(spec: Spec, case: Case) -> Json:
-    """The case's failure facts as the wire carries them: the form of table variants (an HTTP-status
-    variant with the expected status); None for a completed turn."""
-    failure = case.expect.get("failure")
-    if failure is None:
-        return None
-    [row] = [r for r in spec.table("codex", "variants").rows if r["variant"] == failure["category"]]
-    if row["keeps_http_status"]:
-        return {row["variant"]: {"httpStatusCode": failure.get("httpStatus")}}
-    return row["wire"]
-
-
 EXCERPT_LINES = 60  # transcript lines a failing replay shows (the recording holds them all)
 
 
@@ -162,7 +157,7 @@ def replay(
         operation, scenario = "codex_outcome", codex_scenario(recording)
         turn = codex_terminal(scenario)
         assert turn is not None, f"the transcript of {case.id} has no turn/completed for its turn"
-        wire = _codex_wire(spec, case)
+        wire = codex_wire_form(spec, case.expect)
         shown = (turn.get("status"), (turn.get("error") or {}).get("codexErrorInfo") if wire is not None else None)
         assert shown == ("completed" if wire is None else "failed", wire), (
             f"{case.id}: the real app-server ended the turn {turn.get('status')!r} with {turn.get('error')!r}; "
@@ -214,7 +209,7 @@ def replay(
 def _sections(case: Case, recording: Json, path: Path | None) -> dict[str, str]:
     return {
         "case": f"{case.id} ({case.where}): {case.description}",
-        "recording": str(path or recording_file(case.product, case.name)),
+        "recording": str(path or recording_file(case.product, case.version, case.name)),
         "transcript excerpt": excerpt(recording),
     }
 
