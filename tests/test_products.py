@@ -146,14 +146,27 @@ def test_install_is_idempotent_and_locates_the_binary(fake_npm: Path, tmp_path: 
     assert not list((tmp_path / "cache" / package).parent.glob("**/.staging-*"))
 
 
-def test_products_install_command_installs_the_locked_versions(
+def test_products_install_command_installs_every_shipped_version(
     fake_npm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Without --version, every shipped version of both products (the real tier runs the claimed
+    one; CI runs each); with --product and --version, that one only."""
+    from conformance.products.packages import product_version, shipped_versions
+
+    wanted = sorted(
+        "@".join(product_version(SPEC, name, version))
+        for name in ("codex", "claude-code")
+        for version in shipped_versions(SPEC, name)
+    )
+    assert len(wanted) >= 4
     assert main(["products", "install", "--cache-dir", str(tmp_path / "cache")]) == 0
-    installs = sorted(c[1] for c in _calls(fake_npm))
-    assert installs == sorted("@".join(locked(SPEC, name)) for name in ("codex", "claude-code"))
+    assert sorted(c[1] for c in _calls(fake_npm)) == wanted
     assert main(["products", "install", "--cache-dir", str(tmp_path / "cache")]) == 0
-    assert len(_calls(fake_npm)) == 2 and capsys.readouterr().out.count("already installed") == 2
+    assert len(_calls(fake_npm)) == len(wanted) and capsys.readouterr().out.count("already installed") == len(wanted)
+    newest = shipped_versions(SPEC, "codex")[-1]
+    argv = ["products", "install", "--product", "codex", "--version", newest, "--cache-dir", str(tmp_path / "other")]
+    assert main(argv) == 0
+    assert [c[1] for c in _calls(fake_npm)][len(wanted) :] == [f"@openai/codex@{newest}"]
 
 
 def test_failed_npm_install_is_a_clear_error(
@@ -174,11 +187,13 @@ def test_missing_npm_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Monkey
 
 @pytest.mark.parametrize(
     ("product", "version", "status"),
-    [("codex", "0.147.0", 0), ("codex", "0.171.0", 1), ("claude-code", "0.3.220", 0), ("claude-code", "0.3.332", 0)],
+    [("codex", "0.147.0", 0), ("codex", "0.171.0", 0), ("claude-code", "0.3.220", 0), ("claude-code", "0.3.332", 0)],
 )
 def test_upgrade_check_exit_status_and_json(
     fake_npm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], product: str, version: str, status: int
 ) -> None:
+    """The gate installs the version (the fake npm) and reads its union from the installed
+    product; each shipped version agrees with its entry (tests/test_upgrade_gate.py: the rest)."""
     argv = ["upgrade-check", "--product", product, "--version", version, "--cache-dir", str(tmp_path / "cache")]
     assert main([*argv, "--json"]) == status
     report = json.loads(capsys.readouterr().out)
@@ -186,11 +201,11 @@ def test_upgrade_check_exit_status_and_json(
         schema={"$ref": "urn:subagent-conformance:spec:real-products#/$defs/upgrade_check"}
     )
     validator.validate(report)
-    assert report["equal"] is (status == 0) and report["version"] == version
-    assert report["locked_version"] == locked(SPEC, product)[1]
+    assert report["equal"] is (status == 0) and report["version"] == version and report["shipped"] is True
+    assert report["nearest"] == version and version in report["shipped_versions"]
     assert main(argv) == status  # the human form, from the cache this time
     text = capsys.readouterr().out
-    assert ("EQUAL" if status == 0 else "DIFFERENT") in text
+    assert ("SHIPPED:" if status == 0 else "DIFFERS") in text
     for union in report["unions"]:
         assert all(f"  + {m}" in text for m in union["added"]) and all(f"  - {m}" in text for m in union["removed"])
 
@@ -284,17 +299,8 @@ def test_bad_cases_name_file_line_and_field(tmp_path: Path) -> None:
     assert all(str(file) in str(p) for p in raised.value.problems)
 
 
-def test_every_case_has_a_recording_of_the_locked_version_and_every_recording_a_case() -> None:
-    """A renamed or removed case would leave a recording nobody replays; a new one needs recording."""
-    from conformance.products.recordings import load_recording, recording_file, recordings_dir
-
-    cases = load_cases(SPEC)
-    for case in cases:
-        recording = load_recording(SPEC, recording_file(case.product, case.name))
-        assert (recording["package"], recording["version"]) == locked(SPEC, case.product), case.id
-    names = {(c.product, c.name) for c in cases}
-    strays = [str(p) for p in sorted(recordings_dir().glob("*/*.json")) if (p.parent.name, p.stem) not in names]
-    assert strays == [], f"recordings of no case in cases.yaml: {strays}"
+# Every case has a recording of every shipped version, and every recording a case:
+# tests/test_recordings_per_version.py.
 
 
 def test_malformed_cases_are_schema_errors(tmp_path: Path) -> None:
@@ -312,7 +318,7 @@ def test_a_case_of_the_product_as_root_is_recorded_only_as_root(
     from conformance.products import recorder
     from conformance.products.packages import Installed
 
-    [case] = [c for c in load_cases(SPEC) if c.as_root]
+    case = next(c for c in load_cases(SPEC) if c.as_root)
     assert case.mode == "bypassPermissions" and case.model_calls == 0
     monkeypatch.setattr(recorder, "running_as_root", lambda: False)
     nowhere = Installed(case.product, "pkg", "0", tmp_path, tmp_path / "no-binary", "0")

@@ -10,6 +10,8 @@ from typing import Any
 
 from conformance.docs.testmap import TestMap
 from conformance.docs.text import Site, cell, code, wrap
+from conformance.docs.text import bullet as bullet  # re-exported: the other pages import it from here
+from conformance.docs.versions import render_versions, versions_line
 from conformance.spec import Area, Requirement, Table, Vocabulary
 
 GENERATED = "<!-- Generated from spec/ by `subagent-conformance docs`; do not edit. CI fails when it drifts. -->"
@@ -43,12 +45,6 @@ def row_label(table: Table, index: int) -> str:
         return str(row["name"])
     first = table.columns[0].name
     return str(row.get(first, index + 1))
-
-
-def bullet(text: str, marker: str = "- ") -> list[str]:
-    """A list item wrapped under its marker."""
-    lines = wrap(text, indent=" " * len(marker))
-    return [marker + lines[0][len(marker) :], *lines[1:]]
 
 
 _SHORT = 60  # characters: cells this short share one line of a row block
@@ -132,16 +128,6 @@ def render_vocabulary(site: Site, page: PurePosixPath, vocab: Vocabulary) -> lis
     return [*out, ""]
 
 
-def _source(site: Site, page: PurePosixPath, source: dict[str, str]) -> str:
-    kind = next(k for k in ("seed", "upstream", "product", "decision") if k in source)
-    if kind == "seed":
-        path = f"{site.spec_path('seeds')}/{source['seed']}"
-        text = f"seed [{source['seed']}]({site.file_href(page, path)})"
-    else:
-        text = f"{kind} {code(source[kind])}"
-    return text + (f" — {source['note']}" if "note" in source else "")
-
-
 def render_requirement(site: Site, page: PurePosixPath, req: Requirement, tests: TestMap) -> list[str]:
     area = site.spec.areas[req.area]
     where = f"[{site.spec_path(area.file)}:{req.line}]({site.file_href(page, site.spec_path(area.file), req.line)})"
@@ -163,7 +149,7 @@ def render_requirement(site: Site, page: PurePosixPath, req: Requirement, tests:
     if others:
         out += ["Sources:", ""]
         for source in others:
-            out += bullet(site.link_ids(page, _source(site, page, source)))
+            out += bullet(site.link_ids(page, site.source(page, source)))
         out.append("")
     for table, index in vectors_of(area, req.id):
         row = table.rows[index]
@@ -199,9 +185,8 @@ def render_area(site: Site, area: Area, tests: TestMap) -> str:
         f"requirement IDs `{area.id_prefix}-nnn`."
     ) + [""]
     out += site.prose(page, area.summary) + [""]
-    if area.locked:
-        extra = f" (product {area.locked['product_version']})" if "product_version" in area.locked else ""
-        out += [f"Locked to `{area.locked['package']}` {area.locked['version']}{extra}.", ""]
+    if area.versions:
+        out += versions_line(site, page, area) + [""]
     out += ["Requirements:", ""]
     out += [f"- [{r.id}](#{r.id}) {r.level} — {r.title}" for r in area.requirements]
     out.append("")
@@ -209,6 +194,8 @@ def render_area(site: Site, area: Area, tests: TestMap) -> str:
         out += ["Tables:", "", *[f"- [{t.title}](#table-{t.name})" for t in area.tables.values()], ""]
     if area.vocabularies:
         out += ["Vocabularies:", "", *[f"- [{v.title}](#vocab-{v.name})" for v in area.vocabularies.values()], ""]
+    if area.versions:
+        out += ["Versions:", "", *[f"- [{v.version}](#version-{v.version})" for v in area.versions], ""]
     out += ["## Requirements", ""]
     for req in area.requirements:
         out += render_requirement(site, page, req, tests)
@@ -220,6 +207,8 @@ def render_area(site: Site, area: Area, tests: TestMap) -> str:
         out += ["## Vocabularies", ""]
         for vocab in area.vocabularies.values():
             out += render_vocabulary(site, page, vocab)
+    if area.versions:
+        out += render_versions(site, page, area)
     return finish(out)
 
 

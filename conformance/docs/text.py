@@ -92,6 +92,12 @@ def wrap(text: str, width: int = WIDTH, indent: str = "") -> list[str]:
     return [restore(line) for line in lines]
 
 
+def bullet(text: str, marker: str = "- ") -> list[str]:
+    """A list item wrapped under its marker."""
+    lines = wrap(text, indent=" " * len(marker))
+    return [marker + lines[0][len(marker) :], *lines[1:]]
+
+
 @cache
 def _located(root: Path, file: str) -> Located:
     return load_located(root / file)
@@ -166,6 +172,16 @@ class Site:
 
     def prose(self, page: PurePosixPath, text: str, indent: str = "") -> list[str]:
         return wrap(self.link_ids(page, text), indent=indent)
+
+    def source(self, page: PurePosixPath, source: dict[str, str]) -> str:
+        """One source of a statement (a seed, an upstream line, a product artefact, a decision)."""
+        kind = next(k for k in ("seed", "upstream", "product", "decision") if k in source)
+        if kind == "seed":
+            path = f"{self.spec_path('seeds')}/{source['seed']}"
+            text = f"seed [{source['seed']}]({self.file_href(page, path)})"
+        else:
+            text = f"{kind} {code(source[kind])}"
+        return text + (f" — {source['note']}" if "note" in source else "")
 
     def ids(self, page: PurePosixPath, rids: Any) -> str:
         return ", ".join(f"[{rid}]({self.requirement_href(page, rid)})" for rid in rids)

@@ -1,13 +1,15 @@
-"""The provider-upgrade gate: read the official unions of a product version and compare them
-with the unions the spec maps for the locked version.
+"""The provider-upgrade gate, an upgrade's first step: read the official unions of a product
+version and compare them with those of the nearest version the spec ships; for a version it does
+not ship, draft its ``versions`` entry (:mod:`conformance.products.draft`).
 
 Codex: ``codex app-server generate-json-schema --out DIR`` writes the protocol's JSON Schemas;
 CodexErrorInfo is ``definitions.CodexErrorInfo`` of ``v2/ErrorNotification.json`` (a oneOf in
 0.147.0; newer versions use anyOf and add a catch-all member, which is reported as a member of
 its own, since it admits every value). Claude Code: ``SDKResultMessage`` of the Agent SDK's
 ``sdk.d.ts`` is a union of object types; each member's ``subtype`` is a union of string
-literals. The spec keeps the locked unions as vocabularies (codex.variant,
-codex.http_status_variant, claude-code.result_subtype, claude-code.error_subtype).
+literals. The spec keeps each shipped version's unions as vocabularies (codex.variant,
+codex.http_status_variant, claude-code.result_subtype, claude-code.error_subtype) of the
+contract at that version (``Spec.at``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.products.packages import Installed, install, locked, resolve_version, run_command
+from conformance.products.draft import (
+    UNION_VOCABULARY,
+    catch_all_label,
+    decisions,
+    draft_entry,
+    recorded_catch_alls,
+)
+from conformance.products.packages import EXACT_VERSION, Installed, ProductError, install, resolve_version, run_command
 from conformance.spec import Spec
 
 Json = Any
@@ -38,13 +47,20 @@ class UnionError(Exception):
 
 @dataclass(frozen=True)
 class Union:
-    """One official union: its name, the spec vocabulary that maps it, where it was read, its members."""
+    """One official union: its name, the spec vocabulary that maps it, where it was read, its
+    members (a catch-all member listed by :func:`catch_all_label`), the kind of each named member
+    (``string`` or ``object``), the detail schema of each object member, the schema of each
+    catch-all member, and the description the schema gives a member."""
 
     name: str
     vocabulary: str
     source: str
     members: list[str]
     notes: list[str] = field(default_factory=list)
+    kinds: dict[str, str] = field(default_factory=dict)
+    details: dict[str, Json] = field(default_factory=dict)
+    catch_alls: list[Json] = field(default_factory=list)
+    descriptions: dict[str, str] = field(default_factory=dict)
 
 
 # ---- Codex: the generated JSON Schema
@@ -59,11 +75,6 @@ def _resolve(document: Json, node: Json) -> Json:
     for part in ref[2:].split("/"):
         target = target[part]
     return target
-
-
-def _catch_all(member: Json) -> str:
-    kinds = member.get("type", "any value") if isinstance(member, dict) else "any value"
-    return f"(catch-all: {'|'.join(kinds) if isinstance(kinds, list) else kinds})"
 
 
 def codex_unions(schema_dir: Path) -> list[Union]:
@@ -82,29 +93,40 @@ def codex_unions(schema_dir: Path) -> list[Union]:
         raise UnionError(f"definitions.{CODEX_DEFINITION} is neither a oneOf nor an anyOf")
     members: list[str] = []
     with_status: list[str] = []
+    kinds: dict[str, str] = {}
+    details: dict[str, Json] = {}
+    catch_alls: list[Json] = []
+    descriptions: dict[str, str] = {}
     notes = [] if keyword == "oneOf" else [f"the union is {keyword} (its members may overlap), not oneOf"]
     for raw in info[keyword]:
         member = _resolve(document, raw)
+        said = member.get("description") if isinstance(member, dict) else None
         required = member.get("required") if isinstance(member, dict) else None
         properties = member.get("properties") if isinstance(member, dict) else None
         if isinstance(member, dict) and isinstance(member.get("enum"), list):
             members += [str(v) for v in member["enum"]]
+            kinds |= {str(v): "string" for v in member["enum"]}
+            descriptions |= {str(v): said for v in member["enum"] if isinstance(said, str) and len(member["enum"]) == 1}
         elif isinstance(member, dict) and "const" in member:
             members.append(str(member["const"]))
+            kinds[str(member["const"])] = "string"
         elif (
             isinstance(required, list) and len(required) == 1 and isinstance(properties, dict) and len(properties) == 1
         ):
             [name] = required
             members.append(name)
             detail = _resolve(document, properties.get(name, {}))
+            kinds[name], details[name] = "object", detail
+            descriptions |= {name: said} if isinstance(said, str) else {}
             if "httpStatusCode" in (detail.get("properties") or {}):
                 with_status.append(name)
         else:
-            members.append(_catch_all(member))
+            members.append(catch_all_label(member))
+            catch_alls.append(member)
             notes.append(f"member {json.dumps(raw)} admits values outside the named variants")
     source = f"{CODEX_SCHEMA_FILE} definitions.{CODEX_DEFINITION}"
     return [
-        Union(CODEX_DEFINITION, "codex.variant", source, members, notes),
+        Union(CODEX_DEFINITION, "codex.variant", source, members, notes, kinds, details, catch_alls, descriptions),
         Union(f"{CODEX_DEFINITION} variants with httpStatusCode", "codex.http_status_variant", source, with_status),
     ]
 
@@ -212,29 +234,60 @@ def claude_unions(declarations: str) -> list[Union]:
             "claude-code.result_subtype",
             source,
             [s for m in members for s in subtypes[m]],
+            kinds={s: "string" for m in members for s in subtypes[m]},
         ),
         Union(
             f"{CLAUDE_ERROR_TYPE}.subtype",
             "claude-code.error_subtype",
             f"{CLAUDE_TYPES_FILE} {CLAUDE_ERROR_TYPE}",
             subtypes[CLAUDE_ERROR_TYPE],
+            kinds={s: "string" for s in subtypes[CLAUDE_ERROR_TYPE]},
         ),
     ]
+
+
+# ---- the shipped versions
+
+
+def _semver(version: str) -> tuple[int, int, int, int, str]:
+    """A sort key: numbers first, a pre-release before its release."""
+    core, _, pre = version.partition("-")
+    major, minor, patch = (int(part) for part in core.split("."))
+    return major, minor, patch, 0 if pre else 1, pre
+
+
+def package(spec: Spec, product: str) -> str:
+    """The npm package of a product area."""
+    known = spec.areas[product].product
+    if not known:
+        raise ProductError(f"spec area {product!r} names no product package")
+    return known["package"]
+
+
+def nearest(shipped: list[str], version: str) -> str:
+    """The shipped version to compare with: ``version`` itself when shipped, else the newest
+    shipped version not newer than it, else (older than all) the oldest shipped."""
+    ordered = sorted(shipped, key=_semver)
+    older = [v for v in ordered if _semver(v) <= _semver(version)]
+    return older[-1] if older else ordered[0]
 
 
 # ---- the comparison
 
 
-def compare(spec: Spec, union: Union) -> Json:
-    """One union against its vocabulary: added (official order) and removed (spec order)."""
-    locked_members = [str(v) for v in spec.vocabulary(union.vocabulary).values]
+def compare(spec: Spec, union: Union, catch_alls: list[str] | None = None) -> Json:
+    """One union against its vocabulary in ``spec`` (the contract at one shipped version) and the
+    catch-all members that version records: added (official order) and removed (spec order)."""
+    expected = [str(v) for v in spec.vocabulary(union.vocabulary).values]
+    if union.vocabulary in UNION_VOCABULARY.values():
+        expected += catch_alls or []
     entry: Json = {
         "name": union.name,
         "vocabulary": union.vocabulary,
         "source": union.source,
         "official": union.members,
-        "added": [m for m in union.members if m not in locked_members],
-        "removed": [m for m in locked_members if m not in union.members],
+        "added": [m for m in union.members if m not in expected],
+        "removed": [m for m in expected if m not in union.members],
     }
     if union.notes:
         entry["notes"] = union.notes
@@ -245,37 +298,72 @@ def official_unions(installed: Installed) -> list[Union]:
     if installed.product == "codex":
         with tempfile.TemporaryDirectory(prefix="codex-schema-") as folder:
             return codex_unions(codex_schema(installed, Path(folder)))
-    declarations = installed.package_dir / CLAUDE_TYPES_FILE
+    return unions_from("claude-code", installed.package_dir / CLAUDE_TYPES_FILE)
+
+
+def unions_from(product: str, source: Path) -> list[Union]:
+    """The official unions from a generated schema folder (Codex) or an ``sdk.d.ts`` (Claude Code)."""
+    if product == "codex":
+        return codex_unions(source)
     try:
-        return claude_unions(declarations.read_text(encoding="utf-8"))
+        return claude_unions(source.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise UnionError(f"cannot read {declarations}: {exc}") from None
+        raise UnionError(f"cannot read {source}: {exc}") from None
 
 
 def upgrade_check(
-    spec: Spec, product: str, version: str, root: Path | None = None, log: Callable[[str], None] = lambda _: None
-) -> Json:
-    """Install ``version`` (cached) and compare its official unions with the spec's locked ones."""
-    package, locked_version = locked(spec, product)
-    exact = resolve_version(package, version)
-    installed, _ = install(product, package, exact, root, log)
-    unions = [compare(spec, union) for union in official_unions(installed)]
-    return {
+    spec: Spec,
+    product: str,
+    version: str,
+    root: Path | None = None,
+    log: Callable[[str], None] = lambda _: None,
+    source: Path | None = None,
+) -> tuple[Json, Json | None]:
+    """Read ``version``'s official unions (installed, cached; or from ``source``) and compare them
+    with the nearest shipped version's. Returns the report and, for a version the spec does not
+    ship, the draft entry (:mod:`conformance.products.draft`)."""
+    name = package(spec, product)
+    shipped = list(spec.areas[product].shipped)
+    product_version: str | None = None
+    if source is None:
+        version = resolve_version(name, version)
+        installed, _ = install(product, name, version, root, log)
+        unions, product_version = official_unions(installed), installed.product_version
+    elif not EXACT_VERSION.match(version):
+        raise ProductError(f"--from reads one version: --version must be exact (like 0.147.0), not {version!r}")
+    else:
+        unions = unions_from(product, source)
+    near = nearest(shipped, version)
+    at = spec.at({product: near})
+    compared = [compare(at, u, recorded_catch_alls(at, product)) for u in unions]
+    report: Json = {
         "product": product,
-        "package": package,
-        "locked_version": locked_version,
-        "version": exact,
-        "product_version": installed.product_version,
-        "equal": not any(u["added"] or u["removed"] for u in unions),
-        "unions": unions,
+        "package": name,
+        "version": version,
+        "shipped": version in shipped,
+        "shipped_versions": shipped,
+        "nearest": near,
+        "equal": not any(u["added"] or u["removed"] for u in compared),
     }
+    if product_version is not None:
+        report["product_version"] = product_version
+    report["unions"] = compared
+    if version in shipped:
+        return report, None
+    draft, notes = draft_entry(at, product, name, version, unions, product_version)
+    later = tuple(v for v in shipped if _semver(v) > _semver(version))
+    report["decisions"] = decisions(draft, notes, tuple(compared[0]["removed"]), later)
+    return report, draft
 
 
 def render(report: Json) -> str:
     """The human form of an upgrade-check report."""
+    version, near = report["version"], report["nearest"]
+    made = f" ({report['product_version']})" if "product_version" in report else ""
     lines = [
-        f"upgrade-check {report['product']}: {report['package']} {report['version']} "
-        f"({report['product_version']}) against the spec's locked {report['locked_version']}"
+        f"upgrade-check {report['product']}: {report['package']} {version}{made}; the spec ships "
+        f"{', '.join(report['shipped_versions'])}; compared with "
+        + (f"its entry {near}" if report["shipped"] else f"the nearest shipped version {near}")
     ]
     for union in report["unions"]:
         changed = union["added"] or union["removed"]
@@ -286,13 +374,23 @@ def render(report: Json) -> str:
         lines += [f"  + {m}" for m in union["added"]]
         lines += [f"  - {m}" for m in union["removed"]]
         lines += [f"  note: {n}" for n in union.get("notes", [])]
-    added = sum(len(u["added"]) for u in report["unions"])
-    removed = sum(len(u["removed"]) for u in report["unions"])
-    if report["equal"]:
-        lines.append(f"EQUAL: {report['version']} declares exactly the unions the spec maps")
+    claim = json.dumps({"providers": {report["product"]: version if report["shipped"] else near}})
+    if report["shipped"] and report["equal"]:
+        lines.append(f"SHIPPED: {version} is shipped and its official unions agree with its entry; claim it ({claim})")
+    elif report["shipped"]:
+        lines.append(
+            f"SHIPPED, DIFFERS: the spec's entry for {version} does not match the product's official unions; "
+            "report this to the suite's maintainers"
+        )
     else:
         lines.append(
-            f"DIFFERENT: {added} added, {removed} removed; the spec (locked version, vocabularies and the "
-            "tables that map them) must be updated before the locked version is bumped"
+            f"NOT SHIPPED: this spec does not ship {version}"
+            + (f"; wrote a draft versions entry to {report['draft']}" if "draft" in report else "")
+        )
+        lines.append("Decisions a person must take before it ships (placeholders in the draft):")
+        lines += [f"  {n}. {line}" for n, line in enumerate(report["decisions"], 1)]
+        lines.append(
+            "Open an issue or pull request on the suite with the draft and the evidence for each decision; "
+            f"until it ships, claim a shipped version ({claim})."
         )
     return "\n".join(lines)

@@ -1,0 +1,331 @@
+"""The upgrade gate as an upgrade's first step: for a version the spec does not ship,
+`upgrade-check` writes a draft `versions` entry whose mechanical part is exactly what the suite
+ships once a person has taken the decisions; for a shipped version it says so and writes nothing.
+The unions are read from the excerpts of the real artefacts in tests/data/upgrade/ (``--from``)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from conformance.cli import main
+from conformance.docs import TestMap, render_docs
+from conformance.products.draft import MAPPING_TABLE, is_placeholder
+from conformance.products.upgrade import nearest
+from conformance.spec import load_spec
+
+DATA = Path(__file__).parent / "data" / "upgrade"
+SPEC = load_spec()
+SOURCES = {
+    ("codex", "0.147.0"): DATA / "codex-0.147.0",
+    ("codex", "0.171.0"): DATA / "codex-0.171.0",
+    ("claude-code", "0.3.220"): DATA / "claude-agent-sdk-0.3.220.d.ts",
+    ("claude-code", "0.3.332"): DATA / "claude-agent-sdk-0.3.332.d.ts",
+}
+
+
+def _entries(spec_root: Path, product: str) -> list[Any]:
+    """The raw ``versions`` entries of a product's spec file."""
+    entries = yaml.safe_load((spec_root / f"{product}.yaml").read_text(encoding="utf-8"))["versions"]
+    assert isinstance(entries, list)
+    return entries
+
+
+def _shipped_entry(product: str, version: str) -> Any:
+    [entry] = [e for e in _entries(SPEC.root, product) if e["version"] == version]
+    return entry
+
+
+def _spec_without(tmp_path: Path, product: str, version: str) -> Path:
+    """A copy of the shipped spec whose product file no longer ships ``version``."""
+    root = tmp_path / "spec"
+    shutil.copytree(SPEC.root, root)
+    file = root / f"{product}.yaml"
+    data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    data["versions"] = [e for e in data["versions"] if e["version"] != version]
+    file.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return root
+
+
+def fill(draft: Any, decided: Any) -> Any:
+    """The draft with a person's decisions put in, each taken from ``decided`` (the shipped entry)
+    at the same place, and nothing else: a placeholder value becomes the decided value; a
+    placeholder key of a mapping stands for the keys a person adds there (the decided keys the
+    draft lacks); a placeholder item ending a list stands for the items a person adds there (the
+    decided items past the draft's own). Every other value is the draft's own, so a filled draft
+    equal to the shipped entry proves every mechanical field is what the gate wrote."""
+    if is_placeholder(draft):
+        return decided
+    if isinstance(draft, dict):
+        keys = decided if isinstance(decided, dict) else {}
+        mapping = {k: fill(v, keys[k]) if k in keys else v for k, v in draft.items() if not is_placeholder(k)}
+        if any(is_placeholder(k) for k in draft):
+            mapping |= {k: v for k, v in keys.items() if k not in mapping}
+        return mapping
+    if isinstance(draft, list):
+        items = decided if isinstance(decided, list) else []
+        own = draft[:-1] if draft and is_placeholder(draft[-1]) else draft
+        filled = [fill(item, items[i]) if i < len(items) else item for i, item in enumerate(own)]
+        return filled + (items[len(own) :] if len(own) < len(draft) else [])
+    return draft
+
+
+def _open_places(node: Any, path: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    """Where a draft leaves something to a person: the path (list positions left out) of each
+    placeholder value, and of each mapping or list a placeholder key or item opens."""
+    if is_placeholder(node):
+        return {path}
+    found: set[tuple[str, ...]] = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found |= {path} if is_placeholder(key) else _open_places(value, (*path, key))
+    elif isinstance(node, list):
+        for item in node:
+            found |= _open_places(item, path)
+    return found
+
+
+def _gate(spec_root: Path, product: str, version: str, draft: Path, *extra: str) -> list[str]:
+    return [
+        "--spec",
+        str(spec_root),
+        "upgrade-check",
+        "--product",
+        product,
+        "--version",
+        version,
+        "--from",
+        str(SOURCES[product, version]),
+        "--draft",
+        str(draft),
+        *extra,
+    ]
+
+
+@pytest.mark.parametrize(("product", "version"), [("codex", "0.171.0"), ("claude-code", "0.3.332")])
+def test_the_draft_plus_the_recorded_decisions_is_the_shipped_entry(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], product: str, version: str
+) -> None:
+    """Against a spec that ships only the version before, the gate exits 1 and writes a draft;
+    filled with the decisions recorded in the shipped entry, it equals that entry."""
+    spec_root = _spec_without(tmp_path, product, version)
+    draft_path = tmp_path / "draft.yaml"
+    assert main(_gate(spec_root, product, version, draft_path)) == 1
+    text = capsys.readouterr().out
+    assert "NOT SHIPPED" in text and str(draft_path) in text
+    [draft] = yaml.safe_load(draft_path.read_text(encoding="utf-8"))
+    shipped = _shipped_entry(product, version)
+    assert fill(draft, shipped) == shipped
+    # the decisions are what the gate left open: the draft is not the entry without them
+    assert draft != shipped and fill(draft, {}) != shipped
+
+
+def test_the_codex_draft_lists_each_decision_and_leaves_it_open(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each new member gets a row with its stop reason open, a doc line and a decision to take;
+    the catch-all's category is open; the decisions are listed in the output and atop the file."""
+    spec_root = _spec_without(tmp_path, "codex", "0.171.0")
+    draft_path = tmp_path / "draft.yaml"
+    assert main(_gate(spec_root, "codex", "0.171.0", draft_path, "--json")) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["shipped"] is False and report["nearest"] == "0.147.0" and report["draft"] == str(draft_path)
+    text = draft_path.read_text(encoding="utf-8")
+    [draft] = yaml.safe_load(text)
+    adds = draft["union"]["adds"]
+    assert [r["variant"] for r in draft["rows"]["variants"]] == adds
+    assert all(is_placeholder(r["stop_reason"]) for r in draft["rows"]["variants"])
+    assert sorted(draft["union"]["docs"]) == sorted(adds) and all(map(is_placeholder, draft["union"]["docs"].values()))
+    assert is_placeholder(draft["union"]["catch_all"]["category"])
+    assert [d["about"] for d in draft["decisions"][:-1]] == [*adds, "catch_all"]
+    for member in adds:
+        assert any(line.startswith(f"{member}:") for line in report["decisions"])
+        assert f". {member}:" in text  # the decision, numbered, in the file's head
+    assert any("catch-all" in line for line in report["decisions"])
+    # a person decides exactly these; the rest (members, vocabularies, rows' kind, wire form and
+    # status, the catch-all's schema, what each decision is about) is the gate's
+    assert _open_places(draft) == {("union", "docs", m) for m in adds} | {
+        ("sources",),
+        ("union", "catch_all", "category"),
+        ("rows", "variants", "stop_reason"),
+        ("rows",),
+        ("wire",),
+        ("decisions",),
+        ("decisions", "decision"),
+        ("decisions", "sources"),
+    }
+
+
+def test_an_object_member_with_a_status_is_drafted_to_keep_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A new object member whose detail has httpStatusCode keeps the status, one without does not."""
+    schema = tmp_path / "schema"
+    shutil.copytree(DATA / "codex-0.147.0", schema)
+    file = schema / "v2" / "ErrorNotification.json"
+    document = json.loads(file.read_text(encoding="utf-8"))
+    members = document["definitions"]["CodexErrorInfo"]["oneOf"]
+    for name, detail in (
+        ("quotaFailed", {"type": "object", "properties": {"httpStatusCode": {"type": ["integer", "null"]}}}),
+        ("modelCap", {"type": "object", "required": ["kind"], "properties": {"kind": {"enum": ["hard", "soft"]}}}),
+    ):
+        members.append({"type": "object", "required": [name], "properties": {name: detail}})
+    file.write_text(json.dumps(document), encoding="utf-8")
+    spec_root = _spec_without(tmp_path, "codex", "0.171.0")
+    argv = ["--spec", str(spec_root), "upgrade-check", "--product", "codex", "--version", "0.160.0"]
+    assert main([*argv, "--from", str(schema), "--draft", str(tmp_path / "d.yaml"), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    [draft] = yaml.safe_load((tmp_path / "d.yaml").read_text(encoding="utf-8"))
+    rows = {r["variant"]: r for r in draft["rows"]["variants"]}
+    assert rows["quotaFailed"] | {"stop_reason": None} == {
+        "variant": "quotaFailed",
+        "kind": "object",
+        "wire": {"quotaFailed": {}},
+        "keeps_http_status": True,
+        "stop_reason": None,
+    }
+    assert rows["modelCap"]["wire"] == {"modelCap": {"kind": "hard"}} and rows["modelCap"]["keeps_http_status"] is False
+    # they join the vocabularies every object variant is in and leave the newer variants; the one
+    # with a status is like the variants that are also in http_status_variant, which `into` cannot say
+    assert draft["union"]["into"] == ["variant_object", "variant", "category"]
+    assert draft["union"]["out_of"] == ["newer_variant"]
+    assert any(line.startswith("quotaFailed") and "http_status_variant" in line for line in report["decisions"])
+    assert not any(line.startswith("modelCap is like") for line in report["decisions"])
+
+
+def test_a_new_error_subtype_is_drafted_like_the_error_subtypes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A new SDKResultError subtype joins the vocabularies and cells the error subtypes are in, and
+    its classification row is the first error subtype's row with its name put in."""
+    declarations = tmp_path / "sdk.d.ts"
+    original = SOURCES["claude-code", "0.3.332"].read_text(encoding="utf-8")
+    declarations.write_text(
+        original.replace("'error_max_budget_usd' |", "'error_max_budget_usd' | 'error_startup_failure' |"),
+        encoding="utf-8",
+    )
+    argv = ["upgrade-check", "--product", "claude-code", "--version", "0.3.400", "--from", str(declarations)]
+    assert main([*argv, "--draft", str(tmp_path / "d.yaml")]) == 1
+    assert "  + error_startup_failure" in capsys.readouterr().out
+    [draft] = yaml.safe_load((tmp_path / "d.yaml").read_text(encoding="utf-8"))
+    area = SPEC.areas["claude-code"]
+    holding = [
+        n
+        for n, v in area.vocabularies.items()
+        if set(v.values) >= set(SPEC.vocabulary("claude-code.error_subtype").values)
+    ]
+    assert draft["union"]["adds"] == ["error_startup_failure"] and draft["union"]["into"] == holding
+    stages = [c for c in draft["union"]["cells"] if c["table"] == "stages"]
+    assert [c["where"] for c in stages] == [{"stage": "query-run"}]
+    [row] = draft["rows"]["result_classification"]
+    [model] = [r for r in area.tables["result_classification"].rows if r.get("category") == "error_during_execution"]
+    assert row["category"] == "error_startup_failure" and row["name"] == "error-startup-failure"
+    assert {k: v for k, v in row.items() if k not in ("category", "name", "condition", "stop_reason")} == {
+        k: v for k, v in model.items() if k not in ("category", "name", "condition", "stop_reason")
+    }
+    assert '"error_startup_failure"' in row["condition"] and is_placeholder(row["stop_reason"])
+    assert is_placeholder(draft["product_version"])
+
+
+@pytest.mark.parametrize(("product", "version"), sorted(SOURCES))
+def test_a_shipped_version_is_shipped_and_writes_no_draft(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], product: str, version: str
+) -> None:
+    draft_path = tmp_path / "draft.yaml"
+    assert main(_gate(SPEC.root, product, version, draft_path)) == 0
+    text = capsys.readouterr().out
+    assert "SHIPPED:" in text and f'"{product}": "{version}"' in text and "DIFFERS" not in text
+    assert not draft_path.exists()
+    assert main(_gate(SPEC.root, product, version, draft_path, "--json")) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["shipped"], report["equal"], report["nearest"]) == (True, True, version)
+    assert "draft" not in report and "decisions" not in report and not draft_path.exists()
+
+
+def test_a_shipped_version_whose_union_disagrees_exits_1_without_a_draft(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    declarations = tmp_path / "sdk.d.ts"
+    original = SOURCES["claude-code", "0.3.332"].read_text(encoding="utf-8")
+    declarations.write_text(original.replace("'error_max_budget_usd' |", "'error_startup_failure' |"), encoding="utf-8")
+    argv = ["upgrade-check", "--product", "claude-code", "--version", "0.3.332", "--from", str(declarations)]
+    assert main([*argv, "--draft", str(tmp_path / "d.yaml")]) == 1
+    text = capsys.readouterr().out
+    assert "SHIPPED, DIFFERS" in text and "  + error_startup_failure" in text and "  - error_max_budget_usd" in text
+    assert not (tmp_path / "d.yaml").exists()
+
+
+def test_a_version_between_shipped_ones_is_drafted_over_the_one_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """0.160.0 (read from the 0.171.0 schema) is compared with 0.147.0, and the decisions say
+    that the shipped 0.171.0 entry would then be a delta over it."""
+    argv = ["upgrade-check", "--product", "codex", "--version", "0.160.0", "--from", str(DATA / "codex-0.171.0")]
+    assert main([*argv, "--draft", str(tmp_path / "d.yaml"), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["nearest"] == "0.147.0" and report["shipped_versions"] == ["0.147.0", "0.171.0"]
+    assert any("0.171.0" in line for line in report["decisions"])
+    [draft] = yaml.safe_load((tmp_path / "d.yaml").read_text(encoding="utf-8"))
+    assert draft["version"] == "0.160.0" and len(draft["union"]["adds"]) == 8
+
+
+def test_the_nearest_shipped_version_is_the_newest_not_newer() -> None:
+    shipped = ["0.147.0", "0.171.0", "1.2.0"]
+    assert nearest(shipped, "0.171.0") == "0.171.0"
+    assert nearest(shipped, "0.160.0") == "0.147.0"  # numbers, not text: 0.99 < 0.147
+    assert nearest(shipped, "0.99.0") == "0.147.0"  # older than every shipped one: the oldest
+    assert nearest(shipped, "1.10.0") == "1.2.0"
+    assert nearest(shipped, "1.2.0-rc.1") == "0.171.0"  # a pre-release comes before its release
+
+
+def test_from_needs_an_exact_version(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["upgrade-check", "--product", "codex", "--version", "latest", "--from", str(DATA / "codex-0.171.0")]
+    assert main(argv) == 2
+    assert "--version must be exact" in capsys.readouterr().err
+
+
+# ---- the product pages
+
+
+@pytest.fixture(scope="module")
+def pages() -> dict[str, str]:
+    return render_docs(SPEC, TestMap())
+
+
+@pytest.mark.parametrize("product", ["codex", "claude-code"])
+def test_each_product_page_shows_every_shipped_version_and_what_it_changes(pages: dict[str, str], product: str) -> None:
+    """Under the summary the shipped versions; in section Versions one anchor per version, and
+    for each later one its added members with their mapping rows, its catch-all, every rows it
+    adds elsewhere, every wire difference and every decision, read from the spec's entries."""
+    area = SPEC.areas[product]
+    page = pages[f"contract/{product}.md"]
+    intro, _, section = page.partition('<a id="versions"></a>')
+    assert section, "no Versions section"
+    assert all(f"](#version-{v})" in intro.split("## Requirements")[0] for v in area.shipped)
+    for at, entry in enumerate(area.versions):
+        anchor = f'<a id="version-{entry.version}"></a>'
+        assert section.count(anchor) == 1
+        own = section.split(anchor)[1].split('<a id="version-')[0]
+        assert f'`{{"providers": {{"{product}": "{entry.version}"}}}}`' in own
+        for member in entry.union.get("adds", ()):
+            [line] = [ln for ln in own.splitlines() if ln.startswith(f"| `{member}` |")]
+            [row] = [r for r in entry.rows.get(MAPPING_TABLE[product], ()) if member in r.values()]
+            assert f"stop_reason: `{row['stop_reason']}`" in line, line
+        for cell in entry.union.get("cells", ()):
+            assert f"column `{cell['column']}` of the [{cell['table']}](#table-{cell['table']}) row" in " ".join(
+                own.split()
+            )
+        if "catch_all" in entry.union:
+            assert json.dumps(entry.union["catch_all"]["schema"]) in " ".join(own.split())
+        for name, rows in entry.rows.items():
+            assert all(f"[{name}](#table-{name})" in own for _ in rows)
+        for key in entry.wire:
+            assert f"- `{key}`:" in own
+        for decision in entry.decisions:
+            assert f"- **{decision['about']}**:" in own
+        assert (at == 0) is (f"### {entry.version} (base)" in own)
