@@ -14,7 +14,7 @@ import pytest
 
 from conformance.harness.adapter import Adapter
 from conformance.harness.claims import OPERATIONS, Claims
-from conformance.plugin import session_of
+from conformance.plugin import CLAIMS_MARKER, session_of
 from conformance.process import ahead
 from conformance.spec import Spec
 from conformance.verdict.report import NOT_APPLICABLE
@@ -30,17 +30,6 @@ def spec(pytestconfig: pytest.Config) -> Spec:
 def adapter(pytestconfig: pytest.Config) -> Adapter:
     """The implementation under test, as --impl names it."""
     return session_of(pytestconfig).adapter
-
-
-CLAIMS_MARKER = "claims"
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        f"{CLAIMS_MARKER}(kind, value): what a test (or one parameter of it) needs the adapter to claim, "
-        "checked before anything else it needs (a claim key such as settlements, or operations)",
-    )
 
 
 _CLAIMS = pytest.StashKey[Claims]()

@@ -45,6 +45,7 @@ from conformance.verdict.report import (
 from conformance.verdict.summary import markdown_summary
 
 REQUIREMENT_MARKER = "requirement"
+CLAIMS_MARKER = "claims"  # conformance/conftest.py: checked before any other reason to skip
 REAL_PRODUCTS_MARKER = "real_products"
 REAL_PRODUCTS_NOT_REQUESTED = "real products tier not requested: pass --real-products"
 _session_key = pytest.StashKey["ConformanceSession"]()
@@ -214,6 +215,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", f"{REQUIREMENT_MARKER}(*ids): the spec requirement IDs a conformance test checks (e.g. SEL-001)"
     )
     config.addinivalue_line("markers", f"{REAL_PRODUCTS_MARKER}: needs the real products (runs with --real-products)")
+    config.addinivalue_line(
+        "markers",
+        f"{CLAIMS_MARKER}(kind, value): what a test (or one parameter of it) needs the adapter to claim, "
+        "checked before anything else it needs (a claim key such as settlements, or operations)",
+    )
     config.addinivalue_line(
         "markers",
         "played(product, planner): a process-tier test whose call is played ahead (conformance/process/ahead.py)",

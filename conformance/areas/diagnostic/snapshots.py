@@ -67,8 +67,31 @@ def rendered_text(spec: Any, label: str, request: dict[str, Any]) -> str:
     return AGGREGATE_SEPARATOR.join(prefix + line(failure) for failure in facts["failures"])
 
 
+def shipped_contracts(spec: Any) -> list[Any]:
+    """The contract at every shipped version of every product (each product's versions in turn,
+    the others as ``spec`` has them): the shipped snapshot file holds the pairs of all of them; a
+    run takes those of the versions its adapter claims, and the others' tests are not applicable
+    (skipped, so that syrupy does not count their snapshots unused)."""
+    at = [spec]
+    for name, area in spec.areas.items():
+        at += [spec.at({name: version}) for version in area.shipped if version != area.version]
+    return at
+
+
 def expected_snapshots(spec: Any) -> dict[str, dict[str, str]]:
-    """Every snapshot entry as the spec renders it, by snapshot name."""
+    """Every snapshot entry as the spec renders it at every shipped version, by snapshot name."""
+    expected: dict[str, dict[str, str]] = {}
+    for contract in shipped_contracts(spec):
+        for name, texts in _rendered_snapshots(contract).items():
+            if expected.setdefault(name, texts) != texts:
+                raise AssertionError(
+                    f"{name} renders differently at two shipped versions: one snapshot cannot hold both"
+                )
+    return dict(sorted(expected.items()))
+
+
+def _rendered_snapshots(spec: Any) -> dict[str, dict[str, str]]:
+    """Every snapshot entry as the spec (at one version) renders it, by snapshot name."""
     matchers = roots(spec)
     expected = {}
     for case, label, stage, category in snapshot_cases(spec):
@@ -88,14 +111,26 @@ def snapshot_problems(spec: Any, file: Path = SNAPSHOT_FILE) -> list[str]:
 
     stored = {snapshot.name: snapshot.data for snapshot in AmberDataSerializer.read_file(str(file))}
     problems = []
-    for name, texts in expected_snapshots(spec).items():
+    expected = expected_snapshots(spec)
+    for name, texts in expected.items():
         if name not in stored:
             problems.append(f"{file}: {name}: missing")
         elif stored[name] != AmberDataSerializer.serialize(texts):
             problems.append(f"{file}: {name}: differs from the spec's rendering {texts}")
-    expected = set(expected_snapshots(spec))
-    problems += [f"{file}: {name}: a snapshot no test takes" for name in sorted(set(stored) - expected)]
+    problems += [f"{file}: {name}: a snapshot no version's test takes" for name in sorted(set(stored) - set(expected))]
     return problems
+
+
+def write_snapshots(spec: Any, file: Path = SNAPSHOT_FILE) -> None:
+    """Write the snapshot file from the spec (this project's checkout only: review the diff), in
+    syrupy's amber format, every shipped version's pairs."""
+    from syrupy.extensions.amber.serializer import AmberDataSerializer
+
+    lines = ["# serializer version: 1"]
+    for name, texts in expected_snapshots(spec).items():
+        data = AmberDataSerializer.serialize(texts)
+        lines += [f"# name: {name}", *("  " + line for line in data.splitlines()), "# ---"]
+    file.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def guard(config: Any, spec: Any, items: list[Any], ours: Any) -> None:
