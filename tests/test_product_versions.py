@@ -111,3 +111,16 @@ def test_the_fake_app_server_speaks_the_version_wire(tmp_path: Path, version: st
     out = subprocess.run(argv, input=b"", capture_output=True, timeout=30, check=False).stdout.decode()
     [sent] = [json.loads(line) for line in out.splitlines() if line.strip()]
     assert sent["params"]["turn"]["error"] == error
+
+
+def test_the_diagnostic_schema_admits_every_shipped_versions_categories() -> None:
+    """format_diagnostic's input schema names the Codex categories once for all shipped versions:
+    exactly the union of vocabulary codex.category at each, so a new version cannot be half shipped."""
+    spec = load_spec()
+    area = spec.areas["codex"]
+    union: list[str] = []
+    for version in area.shipped:
+        union += [c for c in spec.at({"codex": version}).vocabulary("codex.category").values if c not in union]
+    schema = json.loads((spec.root / "schema" / "diagnostic.json").read_text(encoding="utf-8"))
+    for name in ("cdx_failure", "cdx_result_facts", "cdx_failure_line_facts"):
+        assert set(schema["$defs"][name]["properties"]["category"]["enum"]) == set(union), name
