@@ -149,6 +149,12 @@ class ClaudeDiagnosis:
                 if path.endswith(".callback") or twin == scenario or DECOY not in _diagnostic(probe(twin)):
                     continue  # a callback name (it shapes the input), a key, or a string not copied
             out += self.source_rules(path)
+        if probe is not None and not out:
+            # A copied object or array (its repr, say) holds no raw string verbatim: put a decoy
+            # string in place of each container of a message's fields and see which one shows up.
+            for path in _containers(scenario.get("events", []), "events"):
+                if DECOY in _diagnostic(probe({**scenario, "events": _put(scenario["events"], path, DECOY)})):
+                    out += self.source_rules(path)
         message = scenario.get("exception", {}).get("message") if isinstance(scenario.get("exception"), dict) else None
         if isinstance(message, str):
             if probe is not None:
@@ -169,6 +175,31 @@ class ClaudeDiagnosis:
         """The rule of each raw field of ``scenario`` that holds ``canary`` (RED-008 when none does)."""
         out = [r for path, value in raw_strings(scenario) if canary in value for r in self.source_rules(path)]
         return list(dict.fromkeys(out)) or ["RED-008"]
+
+
+def _containers(value: Any, path: str, depth: int = 0) -> list[str]:
+    """The paths of the objects and arrays inside the events' message fields (not the events or
+    messages themselves), outermost first."""
+    found: list[str] = []
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in items:
+        here = f"{path}.{key}" if isinstance(value, dict) else f"{path}[{key}]"
+        if isinstance(child, (dict, list)):
+            if depth >= 2:  # events[i] . message . field: a field's value, and what it holds
+                found.append(here)
+            found += _containers(child, here, depth + 1)
+    return found
+
+
+def _put(value: Any, target: str, new: Any, path: str = "events") -> Any:
+    """``value`` (walked from ``path``) with whatever is at ``target`` replaced by ``new``."""
+    if path == target:
+        return new
+    if isinstance(value, list):
+        return [_put(v, target, new, f"{path}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: _put(v, target, new, f"{path}.{k}") for k, v in value.items()}
+    return value
 
 
 def _diagnostic(result: Any) -> str:
