@@ -23,10 +23,24 @@ Check = Callable[[Spec, "_Rows"], Iterator[Problem]]
 class _Rows:
     """The rows of one table with a way to place each field on its line."""
 
-    def __init__(self, spec: Spec, fixtures: Path | None) -> None:
-        self.spec = spec
+    def __init__(self, spec: Spec, fixtures: Path | None, loaded: Spec | None = None) -> None:
+        self.spec = spec  # the contract the checks read: as loaded, or at a shipped product version
+        self.loaded = loaded or spec  # as loaded: where each row is written
         self.fixtures = fixtures
         self._located: dict[str, Located] = {}
+
+    def _path(self, area: str, table: str, index: int, row: dict[str, Any]) -> tuple[Any, ...]:
+        """Where a row of the checked contract is written: in its table, or in the version entry
+        that adds it (a row a version's cells changed: the table itself)."""
+        written = self.loaded.table(area, table).rows
+        if self.spec is self.loaded:
+            return ("tables", table, "rows", index)
+        if row in written:
+            return ("tables", table, "rows", written.index(row))
+        for v, entry in enumerate(self.loaded.areas[area].versions):
+            if row in entry.rows.get(table, ()):
+                return ("versions", v, "rows", table, entry.rows[table].index(row))
+        return ("tables", table)
 
     def of(self, area: str, table: str) -> Iterator[tuple[dict[str, Any], Callable[[str, str], Problem]]]:
         file = self.spec.areas[area].file
@@ -34,7 +48,7 @@ class _Rows:
             self._located[file] = load_located(self.spec.root / file)
         located = self._located[file]
         for index, row in enumerate(self.spec.table(area, table).rows):
-            path = ("tables", table, "rows", index)
+            path = self._path(area, table, index, row)
 
             def problem(field: str, message: str, path: tuple[Any, ...] = path) -> Problem:
                 where = (*path, field) if field else path
@@ -159,4 +173,13 @@ def deep_problems(spec: Spec, fixtures: Path | None = None) -> list[Problem]:
     problems: list[Problem] = []
     for check in CHECKS:
         problems.extend(sorted(check(spec, rows), key=lambda p: (p.file, p.line)))
+    # Every shipped product version's contract too: the rows a version adds are checked as the
+    # base's are, each placed on the line of its version entry (a problem found twice is one).
+    for area in spec.areas.values():
+        for version in area.shipped[1:]:
+            at = spec.at({area.name: version})
+            for check in CHECKS:
+                if check is not _fixtures:
+                    found = sorted(check(at, _Rows(at, fixtures, spec)), key=lambda p: (p.file, p.line))
+                    problems += [p for p in found if p not in problems]
     return problems

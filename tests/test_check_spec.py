@@ -97,3 +97,22 @@ def test_a_scenario_script_with_an_unknown_field_is_named(tmp_path: Path, capsys
 def test_the_shipped_spec_and_fixtures_pass(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check-spec"]) == 0
     assert "golden vectors agree with the oracles" in capsys.readouterr().out
+
+
+def test_a_vector_a_version_adds_is_checked_at_that_version_on_its_own_line(
+    spec_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A row a later product version adds (here codex 0.171.0's outcome vector) is checked against
+    the contract at that version, and its problem is placed on the line of its version entry."""
+    text = (spec_copy / "codex.yaml").read_text(encoding="utf-8")
+    row = text.index("- name: added-variant-is-kept")
+    good = "category: rateLimitExceeded)"
+    at = text.index(good, row)
+    line = text.count("\n", 0, at) + 1
+    (spec_copy / "codex.yaml").write_text(
+        text[:at] + "category: rateLimitExceeded; secret: SECRET_TOKEN)" + text[at + len(good) :], encoding="utf-8"
+    )
+    code, lines = check_spec(capsys, *spec_args(spec_copy))
+    assert code == 1, lines
+    wanted = f"codex.yaml:{line}: versions[1].rows.outcome_vectors[0].expected"
+    assert any(entry.startswith(wanted) and "run-result grammar" in entry for entry in lines), lines
