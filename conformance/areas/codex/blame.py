@@ -9,6 +9,7 @@ permission triggers observed). :func:`leaks` finds raw scenario text copied into
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -286,6 +287,33 @@ def ignored_notification_rule(outcome: Callable[[Json], Json], request: Json, ex
         return None
     if comparable(outcome({**request, "events": kept})) == expected:
         return ["CDX-023"]
+    return None
+
+
+def _strict_object(line: str) -> bool:
+    """Whether a stdout line is a frame: after trimming, one JSON object as JSON.parse reads it
+    (NaN, Infinity and -Infinity are not JSON)."""
+
+    def refuse(constant: str) -> Any:
+        raise ValueError(constant)
+
+    try:
+        return isinstance(json.loads(line.strip(), parse_constant=refuse), dict)
+    except ValueError:
+        return False
+
+
+def foreign_line_rule(outcome: Callable[[Json], Json], request: Json, expected: Json) -> list[str] | None:
+    """CDX-049 when the difference is the doing of stdout lines that are not frames (blank, not
+    JSON, not an object): without them (which the spec ignores, so the expected result stays the
+    same) the adapter answers as the spec says. None when it is not (probed)."""
+    kept = [
+        e for e in request["events"] if not (isinstance(e.get("line"), str) and not _strict_object(e["line"]))
+    ]
+    if len(kept) == len(request["events"]):
+        return None
+    if comparable(outcome({**request, "events": kept})) == expected:
+        return ["CDX-049"]
     return None
 
 

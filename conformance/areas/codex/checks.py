@@ -8,7 +8,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from conformance.areas.codex.blame import CodexDiagnosis, comparable, ignored_notification_rule, unread_detail_rule
+from conformance.areas.codex.blame import (
+    CodexDiagnosis,
+    comparable,
+    foreign_line_rule,
+    ignored_notification_rule,
+    unread_detail_rule,
+)
 from conformance.areas.codex.oracle import CodexOracle
 from conformance.areas.codex.scenarios import failed_turn, response, scenario, terminal, turn_error
 from conformance.areas.diagnostic.grammar import Matcher, roots
@@ -37,6 +43,7 @@ class CodexChecks:
         if actual != expected:
             blamed = (  # an ignored part of the scenario that makes the difference, else the rule of each field
                 ignored_notification_rule(outcome, request, expected)
+                or foreign_line_rule(outcome, request, expected)
                 or unread_detail_rule(outcome, request, expected, self.diagnosis)
                 or self.diagnosis.diagnose(request, expected, actual, outcome)
             )
