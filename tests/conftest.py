@@ -75,6 +75,10 @@ class SuiteRun:
         """Each test's outcome and message, by node id, as the report gives them."""
         return {t["nodeid"]: (t["outcome"], t.get("message", "")) for t in self.report.get("tests", [])}
 
+    def failed(self) -> list[dict[str, Any]]:
+        """The report's entries of the tests that failed."""
+        return [t for t in self.report.get("tests", []) if t["outcome"] == "failed"]
+
     def violated(self) -> list[str]:
         """The requirements the report calls violated."""
         return [r["id"] for r in self.report.get("requirements", []) if r["status"] == "violated"]

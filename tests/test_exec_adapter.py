@@ -221,5 +221,5 @@ def test_an_exec_adapter_without_an_operations_list_is_held_to_every_required_on
     program cannot be inspected at the door): the one it lacks fails its tests as an operation error."""
     done = run_select_only(SELECTS, "--pyargs", "conformance.test_results", "-k", "settle_vector")
     assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
-    failed = [t for t in done.report["tests"] if t["outcome"] == "failed"]
+    failed = done.failed()
     assert failed and all("not implemented: settle_run" in t["message"] for t in failed), failed[:2]

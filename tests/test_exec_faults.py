@@ -185,7 +185,7 @@ def test_a_restarted_adapter_that_hangs_again_costs_one_deadline_per_operation(
     sent = entered.read_text(encoding="utf-8").splitlines()
     assert sorted(op for op in sent if op != "describe") == ["fold_output", "select_output"], sent
     assert sent.count("describe") <= 3, sent  # the first process and the restarts after each hang, no more
-    failed = [t for t in done.report["tests"] if t["outcome"] == "failed"]
+    failed = done.failed()
     assert len(failed) > 10 and {tuple(t["blamed"]) for t in failed} == {("ADP-018",)}, done.tail
     refused = [t for t in failed if " not called: it hung earlier in this run (no answer within 0.3 s)" in t["message"]]
     assert len(refused) >= len(failed) - 2, done.tail  # all but the tests where each operation hung

@@ -34,7 +34,7 @@ def test_a_wrong_detail_is_blamed_on_bgd_004_by_the_notice_vectors_too(
     vectors = _failed(run.report, "test_job_notice_vector")
     assert vectors, f"no completion vector caught the wrong detail:\n{run.tail}"
     assert {tuple(t["blamed"]) for t in vectors} == {("BGD-004",)}
-    failed = [t for t in run.report["tests"] if t["outcome"] == "failed"]
+    failed = run.failed()
     assert {t["blamed"][0] for t in failed} == {"BGD-004"}
     assert {tuple(t["blamed"]) for t in failed if "::test_job_vector[" in t["nodeid"]} <= {("BGD-004", "BGD-015")}
     [notice] = [r for r in run.report["requirements"] if r["id"] == "BGD-017"]

@@ -39,7 +39,7 @@ def test_the_bug_is_blamed_on_its_own_rule(run_suite: RunSuite, bad: str, tiers:
     )
     assert run.code == 1, run.tail
     assert set(run.violated()) == rules, run.tail
-    failed = [t for t in run.report["tests"] if t["outcome"] == "failed"]
+    failed = run.failed()
     assert failed and all(set(t["blamed"]) <= rules for t in failed), [(t["nodeid"], t["blamed"]) for t in failed]
     statuses = {r["id"]: r["status"] for r in run.report["requirements"]}
     assert {statuses[rule] for rule in rules} == {"violated"}
@@ -57,5 +57,5 @@ def test_unread_detail_keys_are_reached_by_a_stratified_property(run_suite: RunS
         importable=[fixtures_dir() / "known_bad"],
         report=True,
     )
-    failed = {t["nodeid"].split("[")[-1].rstrip("]") for t in run.report["tests"] if t["outcome"] == "failed"}
+    failed = {t["nodeid"].split("[")[-1].rstrip("]") for t in run.failed()}
     assert len(failed) == 5 and set(run.violated()) == {"CDX-005"}, run.tail

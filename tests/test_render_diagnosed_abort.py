@@ -45,7 +45,7 @@ def test_a_render_vector_shows_a_diagnosed_abort_with_its_diagnostic_line() -> N
 
 
 def _failed(run: Any) -> dict[str, tuple[str, ...]]:
-    return {t["nodeid"].split("::")[-1]: tuple(t["blamed"]) for t in run.report["tests"] if t["outcome"] == "failed"}
+    return {t["nodeid"].split("::")[-1]: tuple(t["blamed"]) for t in run.failed()}
 
 
 @pytest.mark.parametrize("selection", [[], ["--requirement=RES-024"]], ids=["whole-tiers", "only-RES-024"])

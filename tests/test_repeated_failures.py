@@ -105,7 +105,7 @@ def _test_name(nodeid: str) -> str:
 
 
 def _failed(done: SuiteRun) -> dict[str, dict[str, Any]]:
-    return {_test_name(t["nodeid"]): t for t in done.report["tests"] if t["outcome"] == "failed"}
+    return {_test_name(t["nodeid"]): t for t in done.failed()}
 
 
 @pytest.mark.requirement("ADP-018")

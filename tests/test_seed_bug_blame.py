@@ -36,7 +36,7 @@ def test_the_seed_bug_is_sel_003_alone(run_suite: RunSuite, selection: list[str]
         *spec.table("results", "settle_vectors").requirements,
     }
     assert set(run.violated()) - holds == {"SEL-003"} and "SEL-027" in run.violated(), run.tail
-    failed = [t for t in run.report["tests"] if t["outcome"] == "failed"]
+    failed = run.failed()
     assert failed and {t["blamed"][0] for t in failed} == {"SEL-003"}
     assert all(set(t["blamed"][1:]) <= holds for t in failed)
     [status] = [r for r in run.report["requirements"] if r["id"] == "SEL-003"]

@@ -43,7 +43,7 @@ def _run(run_suite: RunSuite, module: str) -> SuiteRun:
 
 
 def _failed(run: SuiteRun) -> list[dict[str, Any]]:
-    return [t for t in run.report["tests"] if t["outcome"] == "failed"]
+    return run.failed()
 
 
 @pytest.mark.parametrize(

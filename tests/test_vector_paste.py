@@ -127,7 +127,7 @@ def test_golden_vector_failures_violate_their_requirement(run_suite: RunSuite) -
     assert run.code == 1, run.tail
     statuses = {r["id"]: r["status"] for r in run.report["requirements"]}
     assert statuses["SEL-027"] == statuses["RES-018"] == "violated"
-    failed = [t for t in run.report["tests"] if t["outcome"] == "failed"]
+    failed = run.failed()
     assert failed
     for test in failed:
         name = test["nodeid"].rsplit("[", 1)[1].rstrip("]")
