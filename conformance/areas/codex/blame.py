@@ -276,45 +276,46 @@ def leaks(request: Json, text: str, allowed: str, *, shortest: int = 4, trimmed:
     return found
 
 
-def ignored_notification_rule(outcome: Callable[[Json], Json], request: Json, expected: Json) -> list[str] | None:
-    """CDX-023 when the difference is the `error` notification's doing: without those
-    notifications (which the spec ignores, so the expected result stays the same) the adapter
-    answers as the spec says. None when it is not (probed)."""
-    kept = [
-        e for e in request["events"] if not (isinstance(e.get("frame"), dict) and e["frame"].get("method") == "error")
-    ]
+def _rule_of_ignored(
+    outcome: Callable[[Json], Json], request: Json, expected: Json, ignored: Callable[[Json], bool], rule: str
+) -> list[str] | None:
+    """``[rule]`` when the difference is the doing of events the spec ignores: without them (so
+    the expected result stays the same) the adapter answers as the spec says. None when it is not
+    (probed), or when the scenario has none."""
+    kept = [e for e in request["events"] if not ignored(e)]
     if len(kept) == len(request["events"]):
         return None
-    if comparable(outcome({**request, "events": kept})) == expected:
-        return ["CDX-023"]
-    return None
+    return [rule] if comparable(outcome({**request, "events": kept})) == expected else None
 
 
-def _strict_object(line: str) -> bool:
-    """Whether a stdout line is a frame: after trimming, one JSON object as JSON.parse reads it
-    (NaN, Infinity and -Infinity are not JSON)."""
+def ignored_notification_rule(outcome: Callable[[Json], Json], request: Json, expected: Json) -> list[str] | None:
+    """CDX-023 when the difference is the `error` notification's doing (the spec ignores it)."""
+
+    def error_notification(event: Json) -> bool:
+        return isinstance(event.get("frame"), dict) and event["frame"].get("method") == "error"
+
+    return _rule_of_ignored(outcome, request, expected, error_notification, "CDX-023")
+
+
+def foreign_line_rule(
+    outcome: Callable[[Json], Json], request: Json, expected: Json, whitespace: str
+) -> list[str] | None:
+    """CDX-049 when the difference is the doing of stdout lines that are not frames: blank, not
+    JSON as JSON.parse reads it (NaN and Infinity are not JSON), or not an object, once trimmed
+    of ``whitespace`` (vocabulary claude-code.js_whitespace: what JavaScript's trim() removes)."""
 
     def refuse(constant: str) -> Any:
         raise ValueError(constant)
 
-    try:
-        return isinstance(json.loads(line.strip(), parse_constant=refuse), dict)
-    except ValueError:
-        return False
+    def foreign(event: Json) -> bool:
+        if not isinstance(event.get("line"), str):
+            return False
+        try:
+            return not isinstance(json.loads(event["line"].strip(whitespace), parse_constant=refuse), dict)
+        except ValueError:
+            return True
 
-
-def foreign_line_rule(outcome: Callable[[Json], Json], request: Json, expected: Json) -> list[str] | None:
-    """CDX-049 when the difference is the doing of stdout lines that are not frames (blank, not
-    JSON, not an object): without them (which the spec ignores, so the expected result stays the
-    same) the adapter answers as the spec says. None when it is not (probed)."""
-    kept = [
-        e for e in request["events"] if not (isinstance(e.get("line"), str) and not _strict_object(e["line"]))
-    ]
-    if len(kept) == len(request["events"]):
-        return None
-    if comparable(outcome({**request, "events": kept})) == expected:
-        return ["CDX-049"]
-    return None
+    return _rule_of_ignored(outcome, request, expected, foreign, "CDX-049")
 
 
 def without_unread_detail(request: Json, objects: set[str], http: set[str]) -> Json | None:
