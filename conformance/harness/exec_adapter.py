@@ -16,6 +16,7 @@ import os
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -283,6 +284,11 @@ class ExecAdapter:
         """Why a response line cannot be the answer to ``request_id`` (None if it can), and its message."""
         try:
             message = parse_line(answer)
+        except RecursionError:  # the suite's own parser gave up: the line may be JSON, it is not the adapter raising
+            return (
+                f"nested too deep to read (beyond Python's recursion limit, {sys.getrecursionlimit()}, "
+                "the depth of JSON the suite parses)"
+            ), None
         except ValueError:
             return f"not JSON ({ONLY_JSON_LINES})", None
         if not isinstance(message, dict):
