@@ -93,3 +93,21 @@ def test_on_the_main_thread_a_raised_interrupt_is_the_operations_and_a_sigint_th
         _adapter(signalled).call("render_tool_result", copy.deepcopy(REQUEST))
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
+
+@pytest.mark.requirement("ADP-015")
+@pytest.mark.parametrize(
+    ("fault", "named"),
+    [
+        ("bad-utf8", "not UTF-8 (byte 0xe9 at offset"),
+        ("long-integer", "an integer of more than 4300 digits"),
+    ],
+)
+def test_an_exec_line_the_suite_cannot_read_is_named_for_what_it_is(
+    run_suite: RunSuite, fault: str, named: str
+) -> None:
+    done = _run(run_suite, fault, exec_form=True)
+    assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
+    failed = done.failed()
+    assert failed and all(t["blamed"] == ["ADP-015"] for t in failed), [(t["nodeid"], t["blamed"]) for t in failed]
+    assert named in done.out, done.tail
+    assert "write logs and banners to stderr" not in done.out, done.tail

@@ -12,6 +12,7 @@ owns the process and the calls.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shlex
 import signal
@@ -289,8 +290,15 @@ class ExecAdapter:
                 f"nested too deep to read (beyond Python's recursion limit, {sys.getrecursionlimit()}, "
                 "the depth of JSON the suite parses)"
             ), None
-        except ValueError:
+        except UnicodeDecodeError as exc:  # before ValueError, which it is: the bytes, not the JSON
+            return f"not UTF-8 (byte 0x{answer[exc.start]:02x} at offset {exc.start}; exec lines are UTF-8)", None
+        except json.JSONDecodeError:
             return f"not JSON ({ONLY_JSON_LINES})", None
+        except ValueError:  # valid JSON, but an integer longer than int() reads from text
+            return (
+                f"an integer of more than {sys.get_int_max_str_digits()} digits (Python's integer-string "
+                "limit, beyond which the suite cannot read a number)"
+            ), None
         if not isinstance(message, dict):
             return f"not a JSON object ({ONLY_JSON_LINES})", None
         got = message.get("id")
