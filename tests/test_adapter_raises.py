@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import reference_impl
-from conformance.harness.adapter import Adapter, OperationError
+from conformance.harness.adapter import Adapter, AdapterResponseError, OperationError
 from conformance.spec import load_spec
 from tests.conftest import RunSuite, SuiteRun
 
@@ -92,6 +92,19 @@ def test_on_the_main_thread_a_raised_interrupt_is_the_operations_and_a_sigint_th
     with pytest.raises(KeyboardInterrupt):
         _adapter(signalled).call("render_tool_result", copy.deepcopy(REQUEST))
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+@pytest.mark.requirement("ADP-012")
+def test_a_python_answer_too_deep_to_copy_is_refused_as_such() -> None:
+    def deep(request: Any) -> Any:
+        answer = reference_impl.render_tool_result(request)
+        nested: list[Any] = []
+        for _ in range(100_000):
+            nested = [nested]
+        return {**answer, "extra": nested}
+
+    with pytest.raises(AdapterResponseError, match="render_tool_result returned a value nested too deep to copy"):
+        _adapter(deep).call("render_tool_result", copy.deepcopy(REQUEST))
 
 
 @pytest.mark.requirement("ADP-015")
