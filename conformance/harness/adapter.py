@@ -7,16 +7,20 @@ schema in ``spec/schema/operations.json`` before a test looks at it.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import json
 import marshal
 import queue
+import signal
+import sys
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from conformance.harness import validation
@@ -164,24 +168,20 @@ class Adapter:
             raise AssertionError(f"the suite built an invalid {name} input: {problem}")  # a suite bug
         func = self.operation(name)
         exec_call = isinstance(self.target, ExecTarget)
-        try:
-            # Exec serialises the input anyway; a Python operation gets its own copy, so that
-            # nothing it does to it reaches the suite's oracle.
-            answer = self._run(name, func, payload if exec_call else _copy(payload))
-        except (ExecFailure, OperationTimeout):
-            raise  # it names the operation and what the adapter process did
-        except Exception as exc:  # the adapter's traceback would bury the operation's name: keep its own frames
-            failure = OperationError(
-                f"{name} raised {type(exc).__name__}: {exc} ({where(exc.__traceback__, self.home)})"
-            )
-            failure.signature = exception_signature(exc)  # type: ignore[attr-defined]
-            raise failure from None
+        # Exec serialises the input anyway (and its failures name what the adapter process did);
+        # a Python operation gets its own copy, so that nothing it does to it reaches the oracle.
+        answer = func(payload) if exec_call else self._run(name, func, _copy(payload))
         try:
             # One JSON round trip is both the JSON-shape check and the suite's own copy of a
             # Python answer; an exec answer is already the fresh product of parsing its line.
             answer = answer if exec_call else json.loads(json.dumps(answer))
         except (TypeError, ValueError) as exc:
             raise AdapterResponseError(f"{name} returned a value that is not JSON-shaped: {exc}") from None
+        except RecursionError:
+            raise AdapterResponseError(
+                f"{name} returned a value nested too deep to copy (beyond Python's recursion limit, "
+                f"{sys.getrecursionlimit()})"
+            ) from None
         if problem := validation.first_problem(self.spec.root, f"{name}_output", answer):
             raise AdapterResponseError(f"{name} returned an invalid response: {problem}")
         if name == "fold_output" and len(answer) != len(payload["steps"]):
@@ -190,14 +190,29 @@ class Adapter:
             )
         return answer
 
+    def _raised(self, name: str, exc: BaseException) -> OperationError:
+        """The operation's failure (ADP-013), whatever it raised: KeyboardInterrupt, SystemExit and
+        RecursionError included. The adapter's traceback would bury the operation's name: its own
+        frames are kept."""
+        failure = OperationError(f"{name} raised {type(exc).__name__}: {exc} ({where(exc.__traceback__, self.home)})")
+        failure.signature = exception_signature(exc)  # type: ignore[attr-defined]
+        return failure
+
     def _run(self, name: str, func: Callable[[Any], Any], argument: Any) -> Any:
         """Call a Python operation; a pure one on a worker thread the suite stops waiting for at
-        its deadline (ADP-018). Exec adapters and process-tier calls keep their own deadlines."""
+        its deadline (ADP-018). Process-tier calls keep their own deadlines, on the main thread,
+        where a SIGINT that arrives during the call is the user's interrupt and stops the run."""
         if self.call_timeout is None or self._tiers.get(name) != "pure":
-            return func(argument)
+            with _user_interrupts() as interrupted:
+                try:
+                    return func(argument)
+                except BaseException as exc:
+                    if interrupted or isinstance(exc, GeneratorExit):
+                        raise
+                    raise self._raised(name, exc) from None
         if self._worker is None:
             self._worker = _Worker()
-        try:
+        try:  # a KeyboardInterrupt here is the user's: signals reach the main thread, never the worker
             returned, value = self._worker.call(func, argument, self.call_timeout)
         except queue.Empty:
             self._worker = None  # abandoned with the call it is stuck in; the next call gets a fresh one
@@ -208,8 +223,30 @@ class Adapter:
             timeout.hung = f"it did not return within {self.call_timeout:g} s"
             raise timeout from None
         if not returned:
-            raise value
+            raise self._raised(name, value) from None
         return value
+
+
+@contextlib.contextmanager
+def _user_interrupts() -> Iterator[list[int]]:
+    """While a Python operation runs on the main thread: the SIGINTs that arrived (the user's
+    Ctrl-C, raised as usual), told apart from a KeyboardInterrupt the operation raised itself."""
+    arrived: list[int] = []
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield arrived  # someone else owns SIGINT: whatever is raised is left to them
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        arrived.append(signum)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield arrived
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _copy(value: Any) -> Any:

@@ -12,10 +12,12 @@ owns the process and the calls.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -283,8 +285,20 @@ class ExecAdapter:
         """Why a response line cannot be the answer to ``request_id`` (None if it can), and its message."""
         try:
             message = parse_line(answer)
-        except ValueError:
+        except RecursionError:  # the suite's own parser gave up: the line may be JSON, it is not the adapter raising
+            return (
+                f"nested too deep to read (beyond Python's recursion limit, {sys.getrecursionlimit()}, "
+                "the depth of JSON the suite parses)"
+            ), None
+        except UnicodeDecodeError as exc:  # before ValueError, which it is: the bytes, not the JSON
+            return f"not UTF-8 (byte 0x{answer[exc.start]:02x} at offset {exc.start}; exec lines are UTF-8)", None
+        except json.JSONDecodeError:
             return f"not JSON ({ONLY_JSON_LINES})", None
+        except ValueError:  # valid JSON, but an integer longer than int() reads from text
+            return (
+                f"an integer of more than {sys.get_int_max_str_digits()} digits (Python's integer-string "
+                "limit, beyond which the suite cannot read a number)"
+            ), None
         if not isinstance(message, dict):
             return f"not a JSON object ({ONLY_JSON_LINES})", None
         got = message.get("id")

@@ -7,6 +7,7 @@ the report (and JUnit XML) is right under pytest-xdist too.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -177,6 +178,30 @@ def _first_line(text: str) -> str:
     return (text.strip().splitlines() or [""])[-1][:500]
 
 
+# How the report writes a number JSON has no token for (ADP-022): an object no JSON number
+# could be, so that a reader tells it from the string "NaN" an adapter may have answered.
+NON_JSON_NUMBER = "non-JSON number"
+
+
+def strict_json(value: Any) -> Any:
+    """``value`` as strict JSON can carry it (RFC 8259 with no NaN or Infinity token, I-JSON's
+    no lone surrogate): whatever an adapter answered reaches jq, JSON.parse and CI uploaders.
+    A non-finite float becomes ``{"non-JSON number": "NaN"}`` (or "Infinity", "-Infinity"); a
+    lone surrogate in a string or key, the six characters of its escape, as the terminal shows it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return {NON_JSON_NUMBER: "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")}
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable(str(k)): strict_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(v) for v in value]
+    return value
+
+
 def write_json(path: Path, report: dict[str, Any]) -> None:
+    """Write the report as strict JSON; allow_nan=False makes a value that escaped strict_json a
+    crash here rather than a file that only Python reads back."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(printable(json.dumps(report, indent=2, ensure_ascii=False)) + "\n", encoding="utf-8")
+    text = json.dumps(strict_json(report), indent=2, ensure_ascii=False, allow_nan=False)
+    path.write_text(text + "\n", encoding="utf-8")
