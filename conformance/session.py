@@ -106,14 +106,14 @@ class ConformanceSession:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        """Our Hypothesis profile around our tests' calls, and the user's own around theirs."""
+        """Our Hypothesis profile and storage around our tests' calls, and the user's own around theirs."""
         if not ours(item):
             return (yield)
         previous = settings.get_current_profile_name()
         profiles.load(self.profile)
         found: list[dict[str, Any]] = []
         try:
-            with advisories.collecting() as found:
+            with profiles.stored(), advisories.collecting() as found:
                 return (yield)
         finally:
             settings.load_profile(previous)
