@@ -27,6 +27,7 @@ from conformance.spec.resources import PACKAGE, project_tests_dir
 from conformance.verdict import advisories, operations
 from conformance.verdict.blame import blamed_requirements, failure_records, printable, rule_requirements
 from conformance.verdict.expected_failures import ExpectedFailures
+from conformance.verdict.inert import terminal_safe
 from conformance.verdict.report import (
     BLAMED_PROPERTY,
     EXPECTED_ATTRIBUTE,
@@ -159,6 +160,8 @@ class ConformanceSession:
                     f"[XPASS(strict)] listed as an expected failure ({self.expected.path}:{entry.line}: "
                     f"{entry.reason}) but passed: remove the entry"
                 )
+        if report.failed:
+            _make_inert(report)
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -220,6 +223,16 @@ class ConformanceSession:
             terminalreporter.section("unused expected failures (no test of this run reaches them)")
             for line in self.unused:
                 terminalreporter.line(line)
+
+
+def _make_inert(report: pytest.TestReport) -> None:
+    """A failure's text as the terminal shows it, with the adapter's control sequences escaped
+    (an error message or stderr tail holding ESC [ 2J or an OSC 8 link is read, not obeyed)."""
+    if report.longrepr is not None:
+        text = str(report.longrepr)
+        if terminal_safe(text) != text:
+            report.longrepr = terminal_safe(text)
+    report.sections = [(title, terminal_safe(content)) for title, content in report.sections]
 
 
 def run_provenance(config: pytest.Config, exit_status: int, error: str | None = None) -> dict[str, Any]:
