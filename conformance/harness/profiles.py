@@ -63,7 +63,7 @@ def storage() -> Path:
 def stored() -> Iterator[None]:
     """Hypothesis's home (its caches: Unicode tables, constants) in ``storage()`` for one of the
     suite's tests, and back to what it was for the user's own."""
-    previous = configuration.storage_directory(intent_to_write=False).home_directory
+    previous = getattr(configuration, "__hypothesis_home_directory", None)  # None: $HYPOTHESIS_STORAGE_DIRECTORY or ./
     configuration.set_hypothesis_home_dir(storage())
     try:
         yield
