@@ -55,3 +55,19 @@ def test_the_users_storage_directory_is_kept(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert sorted(p.name for p in folder.iterdir()) == []
     assert chosen.is_dir() and not (cache / "subagent-conformance" / "hypothesis").exists()
+
+
+def test_the_users_own_tests_in_the_same_run_keep_their_storage(tmp_path: Path) -> None:
+    """Only the suite's tests move: a user's failing property in the same run keeps ./.hypothesis."""
+    folder, cache = tmp_path / "repository", tmp_path / "cache"
+    folder.mkdir()
+    (folder / "test_theirs.py").write_text(
+        "from hypothesis import given, strategies as st\n\n\n"
+        "@given(st.integers())\ndef test_theirs(x):\n    assert x < 10\n",
+        encoding="utf-8",
+    )
+    suite = ROOT / "conformance" / "test_selection.py"
+    result = _run(folder, cache, "test_theirs.py", str(suite), "-k", "theirs or fallback")
+    assert result.returncode == 1 and "1 failed" in result.stdout, result.stdout[-3000:] + result.stderr[-3000:]
+    assert any((folder / ".hypothesis" / "examples").iterdir()), "the user's failing example, where theirs go"
+    assert (cache / "subagent-conformance" / "hypothesis").is_dir()
