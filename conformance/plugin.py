@@ -2,212 +2,43 @@
 the report header and the conformance report.
 
 It is registered by the entry point (``subagent_conformance_plugin``) only when a run asks for
-the suite, and then acts on the suite's own tests only (``_ours``): a user's tests collected in
+the suite, and then acts on the suite's own tests only (``session.ours``): a user's tests collected in
 the same run keep their markers, node ids, Hypothesis settings and reports. The fixtures
-``spec``, ``adapter`` and ``claim`` live in ``conformance/conftest.py``, scoped to the package."""
+``spec``, ``adapter`` and ``claim`` live in ``conformance/conftest.py``, scoped to the package;
+the per-run session and the outputs it writes in ``conformance/session.py``."""
 
 from __future__ import annotations
 
-import datetime
-import functools
 import json
-import platform
-from collections.abc import Generator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from _pytest import junitxml
-from hypothesis import settings
 
 import conformance
 from conformance.areas.diagnostic import snapshots
 from conformance.harness import profiles
-from conformance.harness.adapter import Adapter
 from conformance.harness.declaration import AdapterUsageError, load_adapter
+from conformance.session import (
+    REQUIREMENT_MARKER,
+    SESSION_KEY,
+    ConformanceSession,
+    ours,
+    rename,
+    requirement_ids,
+    usage_error_report,
+    versions_line,
+    write_outputs,
+)
 from conformance.spec import Spec, SpecError, load_spec
-from conformance.spec.resources import PACKAGE, project_tests_dir
-from conformance.verdict import advisories, operations
-from conformance.verdict.blame import blamed_requirements, failure_records, printable, rule_requirements
 from conformance.verdict.coverage import GATE_KEY, RequirementGate
 from conformance.verdict.expected_failures import ExpectedFailures, load_entries
 from conformance.verdict.reach import REACHES_MARKER
-from conformance.verdict.report import (
-    BLAMED_PROPERTY,
-    EXPECTED_ATTRIBUTE,
-    FAILURE_ATTRIBUTE,
-    REQUIREMENTS_PROPERTY,
-    STATUSES,
-    Recorder,
-    verdict,
-    write_json,
-)
-from conformance.verdict.summary import markdown_summary
+from conformance.verdict.report import REQUIREMENTS_PROPERTY
 
-REQUIREMENT_MARKER = "requirement"
 CLAIMS_MARKER = "claims"  # conformance/conftest.py: checked before any other reason to skip
 REAL_PRODUCTS_MARKER = "real_products"
 REAL_PRODUCTS_NOT_REQUESTED = "real products tier not requested: pass --real-products"
-_session_key = pytest.StashKey["ConformanceSession"]()
-# The package, and a checkout's own tests/: what the entry point (subagent_conformance_plugin,
-# which must not import the suite to decide) calls the suite's roots, found from this side.
-_ROOTS = (PACKAGE, *filter(None, [project_tests_dir()]))
-
-
-class ConformanceSession:
-    """Per-run state: the loaded spec and adapter, and the outcomes as they arrive."""
-
-    def __init__(self, config: pytest.Config, spec: Spec, adapter: Adapter) -> None:
-        self.config = config
-        self.spec = spec
-        self.adapter = adapter
-        self.recorder = Recorder()
-        self.is_worker = hasattr(config, "workerinput")
-        self.expected: ExpectedFailures | None = None
-        self.stale: list[str] = []
-        self.unused: list[str] = []
-        self.error: str | None = None  # a usage error found after start-up (e.g. --requirement)
-        self.leftovers: list[str] = []
-        self.profile = profiles.chosen()  # the suite's Hypothesis profile, for its own tests only
-
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        xml = self.config.stash.get(junitxml.xml_key, None)  # --junitxml, on the controller only
-        if xml is not None:
-            _portable_junit(xml, self.config.rootpath)
-            # The product versions the run tested, once for the whole suite (a testsuite property).
-            xml.add_global_property(
-                "product_versions", _versions_line(self.spec, self.adapter.declaration["providers"])
-            )
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, None, object]:
-        """A conformance test may call only the operations its module declares (OPERATIONS,
-        conformance/verdict/operations.py); the adapter warns of any other."""
-        module = getattr(item, "module", None)
-        if module is None or not module.__name__.startswith("conformance.test_"):
-            return (yield)
-        self.adapter.declared = operations.declaration(module)
-        try:
-            return (yield)
-        finally:
-            self.adapter.declared = None
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        """Our Hypothesis profile around our tests' calls, and the user's own around theirs."""
-        if not _ours(item):
-            return (yield)
-        previous = settings.get_current_profile_name()
-        profiles.load(self.profile)
-        found: list[dict[str, Any]] = []
-        try:
-            with advisories.collecting() as found:
-                return (yield)
-        finally:
-            settings.load_profile(previous)
-            if found:  # SHOULDs found unmet: they travel with the test's reports (advisories.py)
-                item.user_properties.append((advisories.ADVISORIES_PROPERTY, advisories.as_property(found)))
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(
-        self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        """The run's one attribution: what a failure is blamed on, and whether it was expected."""
-        report = yield
-        if not _ours(item):
-            return report
-        if report.failed and call.excinfo is not None:
-            exc = call.excinfo.value
-            exact = blamed_requirements(exc)
-            blamed = list(exact) if exact is not None else _ids(item)
-            report.user_properties.append((BLAMED_PROPERTY, " ".join(blamed)))
-            item.user_properties.append((BLAMED_PROPERTY, " ".join(blamed)))  # JUnit reads the teardown's
-            setattr(
-                report,
-                FAILURE_ATTRIBUTE,
-                json.dumps(
-                    {"attribution": "exact" if exact is not None else "markers", "failures": failure_records(exc)},
-                    ensure_ascii=False,
-                    default=repr,
-                ),
-            )
-            listing = self.expected
-            rules = rule_requirements(exc) or blamed
-            entry = listing.expecting(item.nodeid, list(rules)) if listing is not None else None
-            if listing is not None and entry is not None and call.when == "call":
-                report.outcome = "skipped"
-                report.wasxfail = f"expected failure: {entry.reason}"
-                covering = {"reason": entry.reason, "link": entry.link, "entry": f"{listing.path}:{entry.line}"}
-                setattr(report, EXPECTED_ATTRIBUTE, json.dumps(covering, ensure_ascii=False))
-        elif report.passed and call.when == "call" and self.expected is not None:
-            entry = self.expected.listed_test(item.nodeid)
-            if entry is not None:
-                report.outcome = "failed"
-                report.longrepr = (
-                    f"[XPASS(strict)] listed as an expected failure ({self.expected.path}:{entry.line}: "
-                    f"{entry.reason}) but passed: remove the entry"
-                )
-        return report
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        # The node id names the module: relative to the rootdir, or absolute (outside it, see _rename).
-        if not self.is_worker and _ours_path(self.config.rootpath / report.nodeid.partition("::")[0]):
-            self.recorder.add(report)
-
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        # An exec adapter ends with the session; a process it started that outlived it fails the run.
-        leftovers = self.adapter.close() if self.adapter.close is not None else []
-        if leftovers:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-            self.leftovers = [str(s) for s in leftovers]
-        if self.is_worker:
-            return
-        if self.expected is not None:
-            self.stale, self.unused = self.expected.judge(list(self.recorder.tests.values()))
-            if self.stale and session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        exit_status = int(session.exitstatus)
-        run = run_provenance(self.config, exit_status, self.error)
-        if self.expected is not None:
-            run["stale_expected_failures"], run["unused_expected_failures"] = self.stale, self.unused
-        report = self.recorder.report(self.spec, self.adapter.impl, self.adapter.declaration, run)
-        run["verdict"] = "usage-error" if self.error else verdict(report["summary"], exit_status)
-        write_outputs(self.config, report)
-
-    def pytest_unconfigure(self, config: pytest.Config) -> None:
-        if self.adapter.close is not None:
-            self.adapter.close()
-
-    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if self.leftovers:
-            terminalreporter.section("processes the exec adapter left running (killed; the run fails)", red=True)
-            for line in self.leftovers:
-                terminalreporter.line(f"  {line}")
-        counts: dict[str, int] = {}
-        for test in self.recorder.tests.values():
-            if test["outcome"] == "not-applicable":
-                counts[test["message"]] = counts.get(test["message"], 0) + 1
-        if counts:
-            terminalreporter.section("not applicable (unclaimed by the adapter; not counted as passed)")
-            for reason, count in sorted(counts.items()):
-                terminalreporter.line(f"{count:5d}  {reason}")
-        unmet = {
-            rid: sum(rid in advisories.advised(t) for t in self.recorder.tests.values())
-            for rid in sorted({rid for t in self.recorder.tests.values() for rid in advisories.advised(t)})
-        }
-        if unmet:
-            terminalreporter.section("SHOULD requirements not met (reported; they do not decide the verdict)")
-            for rid, count in unmet.items():
-                req = self.spec.requirement(rid)
-                terminalreporter.line(f"  {rid} {req.title}: {count} test(s), details in the JSON report")
-        if self.stale:
-            terminalreporter.section("stale expected failures (they fail the run)")
-            for line in self.stale:
-                terminalreporter.line(line)
-        if self.unused:
-            terminalreporter.section("unused expected failures (no test of this run reaches them)")
-            for line in self.unused:
-                terminalreporter.line(line)
+_session_key = SESSION_KEY  # the name benchmarks/suite_probe.py reads
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -248,51 +79,9 @@ def pytest_configure(config: pytest.Config) -> None:
     _contract = spec
     config.stash[_session_key] = session
     config.pluginmanager.register(session, "subagent-conformance-session")
-    gate = RequirementGate(spec, _ids)  # unknown IDs, and requirements no test names
+    gate = RequirementGate(spec, requirement_ids)  # unknown IDs, and requirements no test names
     config.stash[GATE_KEY] = gate
     config.pluginmanager.register(gate, "subagent-conformance-requirement-gate")
-
-
-def run_provenance(config: pytest.Config, exit_status: int, error: str | None = None) -> dict[str, Any]:
-    """When and where the run happened and how it ended (report.json#/properties/run)."""
-    run: dict[str, Any] = {
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "exit_status": exit_status,
-        "verdict": "usage-error" if error else "incomplete",
-        "python": platform.python_version(),
-        "platform": platform.platform(terse=True),
-        "hypothesis_profile": profiles.chosen(),
-        "args": [str(arg) for arg in config.invocation_params.args],
-    }
-    if error:
-        run["error"] = error
-    return run
-
-
-def usage_error_report(config: pytest.Config, message: str) -> dict[str, Any]:
-    """The report of a run that stopped before any test: the error, and no statuses."""
-    try:
-        spec_version = load_spec().version
-    except SpecError:
-        spec_version = "0.0.0"  # the spec itself did not load: the error says why
-    return {
-        "suite": {"name": "subagent-conformance", "version": conformance.__version__},
-        "spec_version": spec_version,
-        "adapter": {"impl": str(config.getoption("impl")), "declaration": None},
-        "run": run_provenance(config, int(pytest.ExitCode.USAGE_ERROR), message),
-        "summary": dict.fromkeys(STATUSES, 0),
-        "requirements": [],
-        "tests": [],
-    }
-
-
-def write_outputs(config: pytest.Config, report: dict[str, Any]) -> None:
-    if path := config.getoption("conformance_report"):
-        write_json(Path(path), report)
-    if path := config.getoption("conformance_summary"):
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        summary = markdown_summary(report, config.getoption("docs_url"))
-        Path(path).write_text(printable(summary), encoding="utf-8")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -304,46 +93,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"subagent-conformance {conformance.__version__}, spec {session.spec.version} "
         f"({sum(1 for _ in session.spec.requirements())} requirements)",
         f"adapter {session.adapter.impl}: {json.dumps(session.adapter.declaration, sort_keys=True)}",
-        f"product versions tested: {_versions_line(session.spec, session.adapter.declaration['providers'])}",
+        f"product versions tested: {versions_line(session.spec, session.adapter.declaration['providers'])}",
         f"hypothesis profile {session.profile!r} (the suite's tests only): "
         f"{current.max_examples} examples per property, {how}",
     ]
-
-
-def _versions_line(spec: Spec, providers: dict[str, str]) -> str:
-    """The claimed product versions, each with its package (and the product it drives)."""
-    parts = []
-    for name in sorted(providers):
-        area = spec.areas[name]
-        if area.version is None or not area.product:
-            continue
-        current = area.current
-        drives = f" (product {current.product_version})" if current and current.product_version else ""
-        parts.append(f"{name} {area.product['package']}@{area.version}{drives}")
-    return ", ".join(parts) or "none"
-
-
-def _ours_path(path: Path) -> bool:
-    return _ours_file(str(path))
-
-
-@functools.lru_cache(maxsize=4096)
-def _ours_file(path: str) -> bool:
-    """Resolving costs syscalls, and every item and report of a module asks for the same file."""
-    resolved = Path(path).resolve()
-    return any(resolved.is_relative_to(root) for root in _ROOTS)
-
-
-def _ours(item: pytest.Item) -> bool:
-    """Whether ``item`` is one of the suite's own tests (the package's, or a checkout's tests/)."""
-    return _ours_path(Path(item.path))
-
-
-def _ids(item: pytest.Item) -> list[str]:
-    """The requirement IDs of one of our tests; a user's own `requirement` marker is theirs."""
-    if not _ours(item):
-        return []
-    return sorted({rid for mark in item.iter_markers(REQUIREMENT_MARKER) for rid in mark.args})
 
 
 @pytest.hookimpl(tryfirst=True)  # before --deselect reads the node ids
@@ -353,11 +106,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     tests collected from outside the rootdir (``--pyargs`` of the installed suite) node ids that
     can be pasted back into ``--deselect`` or a rerun: the module's absolute path."""
     known = {req.id for req in config.stash[_session_key].spec.requirements()}
-    for item in (item for item in items if _ours(item)):
-        item.user_properties.append((REQUIREMENTS_PROPERTY, " ".join(_ids(item))))
+    for item in (item for item in items if ours(item)):
+        item.user_properties.append((REQUIREMENTS_PROPERTY, " ".join(requirement_ids(item))))
         file, _, rest = item.nodeid.partition("::")
         if (config.invocation_params.dir / file).resolve() != item.path.resolve():
-            _rename(item, f"{item.path}::{rest}")
+            rename(item, f"{item.path}::{rest}")
     wanted = {rid.strip() for option in config.getoption("requirement") for rid in option.split(",") if rid.strip()}
     if wanted:
         strangers = sorted(wanted - known)
@@ -365,46 +118,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             message = f"--requirement names IDs the spec does not define: {', '.join(strangers)}"
             config.stash[_session_key].error = message
             raise pytest.UsageError(message)
-        keep = [item for item in items if wanted & set(_ids(item))]
+        keep = [item for item in items if wanted & set(requirement_ids(item))]
         config.hook.pytest_deselected(items=[item for item in items if item not in keep])
         items[:] = keep
 
 
-def _rename(item: pytest.Item, nodeid: str) -> None:
-    """Give an item another node id: pytest 9 keeps it as a structured ``_id``, pytest 8 as ``_nodeid``."""
-    if hasattr(item, "_id"):
-        from _pytest.nodeid import NodeId  # pytest >= 9
-
-        item._id = NodeId.parse(nodeid)  # type: ignore[attr-defined,unused-ignore]
-    else:
-        setattr(item, "_nodeid", nodeid)  # noqa: B010
-
-
-def _portable_junit(xml: junitxml.LogXML, root: Path) -> None:
-    """JUnit names the suite's test cases by their module in the package (``conformance.test_selection``),
-    wherever it is installed: pytest derives the classname from the node id, which for an installed
-    suite is the module's absolute path (see _rename). The node ids themselves stay as they are, to
-    be pasted back; only what LogXML writes for each test case it opens changes."""
-    opened = xml._opentestcase
-
-    def opentestcase(report: pytest.TestReport | pytest.CollectReport) -> Any:
-        reporter = opened(report)
-        module, sep, rest = report.nodeid.partition("::")
-        path = (root / module).resolve()
-        if _ours_path(path) and path.is_relative_to(PACKAGE.parent):
-            portable = path.relative_to(PACKAGE.parent).as_posix()
-            names = junitxml.mangle_test_address(portable + sep + rest)
-            reporter.attrs["classname"] = ".".join(filter(None, [xml.prefix, *names[:-1]]))
-            if "file" in reporter.attrs:  # junit_family=xunit1 writes the file too
-                reporter.attrs["file"] = portable
-        return reporter
-
-    setattr(xml, "_opentestcase", opentestcase)  # noqa: B010
-
-
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Once the run's tests are known: guard the shipped snapshots if any of the suite's run."""
-    snapshots.guard(session.config, session.config.stash[_session_key].spec, session.items, _ours)
+    snapshots.guard(session.config, session.config.stash[_session_key].spec, session.items, ours)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

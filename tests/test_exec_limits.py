@@ -72,6 +72,20 @@ def test_a_silent_adapter_is_given_up_after_describe_timeout(tmp_path: Path, row
     adapter.close()
     assert time.monotonic() - started < row["value"], "the describe deadline was not applied"
     assert "did not describe itself" in str(caught.value) and "no answer within 0.5 s" in str(caught.value)
+    assert "quote the whole command" not in str(caught.value)  # a script that hangs is not an unquoted command
+
+
+@pytest.mark.requirement("ADP-017", "ADP-018")
+def test_a_bare_interpreter_that_hangs_at_describe_is_told_to_quote_the_command() -> None:
+    """An unquoted --impl=exec:python adapter.py reaches the suite as exec:python alone, which
+    reads its program from stdin and never answers: the message says to quote the command."""
+    adapter = ExecAdapter(sys.executable, SPEC, _limits(describe_timeout=0.5))
+    with pytest.raises(ExecStartError) as caught:
+        adapter.describe()
+    adapter.close()
+    message = str(caught.value)
+    assert "no answer within 0.5 s" in message, message
+    assert f'quote the whole command, e.g. --impl="exec:{sys.executable} adapter.js"' in message, message
 
 
 @pytest.mark.requirement("ADP-018")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -21,6 +22,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any
 
 from conformance.harness.exec_lines import EOF, Overlong, ResponseLines, parse_line, request_line, write_request
@@ -82,6 +84,24 @@ class _Process:
     stderr: bytearray = field(default_factory=bytearray)
     next_id: int = 1
     asked: dict[int, str] = field(default_factory=dict)  # request id -> operation, answered or not
+
+
+# Interpreters that, given no program, read one from stdin: they take the requests for a script and never answer.
+_INTERPRETER = re.compile(
+    r"(node(js)?|python[0-9.]*|pypy[0-9.]*|deno|bun|ruby|perl|php|lua|tsx|ts-node|[a-z]*sh)(\.exe)?"
+)
+
+
+def bare_interpreter(argv: list[str]) -> str:
+    """Why a command that hung at describe may be an unquoted one: the shell split
+    ``--impl=exec:node adapter.js`` and pytest got ``exec:node`` alone (adapter.js became a path
+    argument), so node waits for its program on stdin. Empty for any other command."""
+    if len(argv) != 1 or not _INTERPRETER.fullmatch(Path(argv[0]).name):
+        return ""
+    return (
+        f" ({argv[0]} alone is an interpreter with no program: it reads one from stdin and never answers; "
+        f'quote the whole command, e.g. --impl="exec:{argv[0]} adapter.js")'
+    )
 
 
 class ExecAdapter:
@@ -182,7 +202,8 @@ class ExecAdapter:
         try:
             self.declaration = self._exchange(process, "describe", {}, self.limits.describe_timeout)
         except ExecFailure as exc:
-            raise ExecStartError(f"{self.command!r} did not describe itself: {exc}", "no-declaration") from None
+            hint = bare_interpreter(self.argv) if exc.hung is not None else ""
+            raise ExecStartError(f"{self.command!r} did not describe itself{hint}: {exc}", "no-declaration") from None
         return self.declaration
 
     def call(self, op: str, payload: Any) -> Any:

@@ -4,14 +4,24 @@ Registered under names of their own (``subagent-conformance-<name>``): registeri
 ``default`` would re-load it and change the settings of every other test in the process.
 ``$SUBAGENT_CONFORMANCE_PROFILE`` names one by its short name; it is read only when the suite
 runs, and a value that names no profile stops only the suite's run, with a usage error.
+
+A guest in the user's repository writes nothing there: around the suite's own tests (``stored``)
+Hypothesis keeps its database and caches under the suite's cache folder, not ``.hypothesis/`` in
+the working folder; ``$HYPOTHESIS_STORAGE_DIRECTORY``, when set, is the user's choice and kept.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, configuration, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+from conformance.spec import cache_dir
 
 VARIABLE = "SUBAGENT_CONFORMANCE_PROFILE"
 _PREFIX = "subagent-conformance-"
@@ -43,10 +53,32 @@ class ProfileError(ValueError):
     """``$SUBAGENT_CONFORMANCE_PROFILE`` names no profile of the suite."""
 
 
+def storage() -> Path:
+    """Where the suite's Hypothesis writes: $HYPOTHESIS_STORAGE_DIRECTORY, else the suite's cache folder."""
+    where = os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY")
+    return Path(where) if where else cache_dir() / "hypothesis"
+
+
+@contextlib.contextmanager
+def stored() -> Iterator[None]:
+    """Hypothesis's home (its caches: Unicode tables, constants) in ``storage()`` for one of the
+    suite's tests, and back to what it was for the user's own."""
+    previous = getattr(configuration, "__hypothesis_home_directory", None)  # None: $HYPOTHESIS_STORAGE_DIRECTORY or ./
+    configuration.set_hypothesis_home_dir(storage())
+    try:
+        yield
+    finally:
+        configuration.set_hypothesis_home_dir(previous)
+
+
 def register_profiles() -> None:
     for name, values in PROFILES.items():
         if _PREFIX + name not in settings._profiles:  # registered once: re-registering re-loads
-            settings.register_profile(_PREFIX + name, **values)
+            # Not ./.hypothesis; a derandomized profile keeps none (Hypothesis: it implies database=None).
+            stored_in: dict[str, Any] = {}
+            if not values.get("derandomize"):
+                stored_in["database"] = DirectoryBasedExampleDatabase(storage() / "examples")
+            settings.register_profile(_PREFIX + name, **stored_in, **values)
 
 
 def chosen() -> str:

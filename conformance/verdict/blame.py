@@ -23,6 +23,7 @@ _SHOWN = 2000  # how much of a long value a failure prints inline (the report ke
 _WINDOW = 40  # characters shown either side of the first difference of two long texts
 
 
+_PLAIN = 40  # characters: a short value is shown whole, `expected "aborted", got "max-tokens"`
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str, a surrogate is always alone
 
 
@@ -227,6 +228,8 @@ def _differences(expected: Any, actual: Any, path: str) -> list[str]:
             d for i, (e, a) in enumerate(zip(expected, actual, strict=True)) for d in _differences(e, a, f"{path}[{i}]")
         ]
     if isinstance(expected, str) and isinstance(actual, str):
+        if _plain(expected) and _plain(actual):  # an enum value, a short word: both read whole
+            return [f"{here}: expected {dump(expected)}, got {dump(actual)}"]
         return [f"{here}: {text_difference(expected, actual)}"]
     return [f"{here}: expected {_short(expected)}, got {_short(actual)}"]
 
@@ -246,6 +249,11 @@ def text_difference(expected: str, actual: str) -> str:
     # Characters that print alike (é and e + U+0301, a space and U+00A0) differ here by code point.
     points = f"expected {_code_point(expected, n)}, got {_code_point(actual, n)}"
     return f"first difference at character {n} (UTF-8 byte {byte}; {points}): {around}; {sizes}"
+
+
+def _plain(text: str) -> bool:
+    """Short printable ASCII: nothing in it prints like something else, so no code point is needed."""
+    return len(text) <= _PLAIN and text.isascii() and text.isprintable()
 
 
 def _code_point(text: str, n: int) -> str:

@@ -4,10 +4,12 @@ show, and the expected failures with their reasons and links."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from conformance.spec.links import requirement_url
 from conformance.spec.resources import PACKAGE
+from conformance.verdict.inert import markdown_safe, terminal_safe
 
 _MOST = 40  # rows per section before the rest is left to the JSON report
 
@@ -34,8 +36,53 @@ def shipped_contract() -> str:
     )
 
 
-def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+# What a declaration claims when it leaves a key out (spec/schema/operations.json, the declaration).
+_ABSENT = {
+    "bindings": "none",
+    "providers": "none",
+    "process_drivers": "none",
+    "background": "none",
+    "settlements": "every path its bindings take (not narrowed)",
+    "operations": "every one its claims require",
+}
+
+
+def _cell(text: object, limit: int | None = None) -> str:
+    """A table cell of text the adapter or the user wrote: one line, at most ``limit`` characters,
+    inert (no tag of it opens or closes in the rendered page, no control reaches a terminal)."""
+    folded = " ".join(str(text).split())
+    return markdown_safe(folded[:limit] if limit is not None else folded).replace("|", "\\|")
+
+
+def _code(text: object) -> str:
+    """``text`` as a code span: HTML is not parsed in one, so only a backtick could end it early."""
+    inner = terminal_safe(" ".join(str(text).split())).replace("|", "\\|")
+    ticks = "`" * (max((len(run) for run in re.findall("`+", inner)), default=0) + 1)
+    pad = " " if inner.startswith("`") or inner.endswith("`") else ""
+    return f"{ticks}{pad}{inner}{pad}{ticks}"
+
+
+def _fenced(text: str) -> list[str]:
+    """``text`` as a fenced block, its fence longer than any backtick run in it (so it cannot end early)."""
+    ticks = "`" * max(3, max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    return [f"{ticks}text", terminal_safe(text), ticks]
+
+
+def _claims(declaration: dict[str, Any]) -> str:
+    """Every key the declaration has, and each optional one it leaves out, with what that claims."""
+    parts = [f"protocol {_cell(declaration['protocol'])}"] if "protocol" in declaration else []
+    for key, absent in _ABSENT.items():
+        value = declaration.get(key)
+        if isinstance(value, dict):
+            shown = ", ".join(f"{k} {v}" for k, v in value.items())
+        elif isinstance(value, list):
+            shown = ", ".join(str(v) for v in value)
+        else:
+            shown = "" if value is None else str(value)
+        parts.append(f"{key.replace('_', ' ')} {_cell(shown) if shown else absent}")
+    known = {"protocol", "implementation", *_ABSENT}
+    parts += [f"{_cell(key)} {_cell(value)}" for key, value in declaration.items() if key not in known]
+    return "; ".join(parts)
 
 
 def _link(rid: str, base: str) -> str:
@@ -54,24 +101,22 @@ def markdown_summary(report: dict[str, Any], docs: str | None = None) -> str:
     run, summary, adapter = report["run"], report["summary"], report["adapter"]
     declaration = adapter["declaration"] or {}
     implementation = declaration.get("implementation")
+    made_by = (
+        f", implementation {_cell(implementation['name'])} {_cell(implementation['version'])}" if implementation else ""
+    )
     lines = [
-        f"## Subagent result contract: `{adapter['impl']}` {_HEADLINES[run['verdict']]}",
+        f"## Subagent result contract: {_code(adapter['impl'])} {_HEADLINES[run['verdict']]}",
         "",
         f"Exit status {run['exit_status']}. Suite {report['suite']['version']}, spec {report['spec_version']}"
-        + (f", implementation {implementation['name']} {implementation['version']}" if implementation else "")
+        + made_by
         + f", {run['date']}.",
     ]
     if run.get("error"):
-        lines += ["", "```text", run["error"], "```"]
+        lines += ["", *_fenced(run["error"])]
         return "\n".join(lines) + "\n"
     docs = docs or shipped_contract()
-    claims = [
-        f"bindings {', '.join(declaration.get('bindings', [])) or 'none'}",
-        f"providers {', '.join(f'{k} {v}' for k, v in declaration.get('providers', {}).items()) or 'none'}",
-        f"process drivers {', '.join(declaration.get('process_drivers', [])) or 'none'}",
-    ]
     lines += [
-        f"Claims: {'; '.join(claims)}.",
+        f"Claims: {_claims(declaration)}.",
         "",
         "| " + " | ".join(summary) + " |",
         "|" + "---|" * len(summary),
@@ -93,10 +138,10 @@ def markdown_summary(report: dict[str, Any], docs: str | None = None) -> str:
         lines += [*_capped(rows, "requirements"), ""]
     failing = [t for t in report["tests"] if t["outcome"] in ("failed", "error")]
     if failing:
-        lines += ["### Failing tests", "", "| test | shows | |", "|---|---|---|"]
+        lines += ["### Failing tests", "", "| test | shows | failure |", "|---|---|---|"]
         rows = [
-            f"| `{_cell(t['nodeid'])}` | {', '.join(_link(rid, docs) for rid in t.get('blamed', [])) or '-'} | "
-            f"{_cell(t.get('message', ''))[:200]} |"
+            f"| {_code(t['nodeid'])} | {', '.join(_link(rid, docs) for rid in t.get('blamed', [])) or '-'} | "
+            f"{_cell(t.get('message', ''), 200)} |"
             for t in failing
         ]
         lines += [*_capped(rows, "tests"), ""]
@@ -105,7 +150,7 @@ def markdown_summary(report: dict[str, Any], docs: str | None = None) -> str:
         lines += [
             "### SHOULD requirements not met (reported; they do not decide the verdict)",
             "",
-            "| requirement | title | |",
+            "| requirement | title | why |",
             "|---|---|---|",
             *_capped(
                 [f"| {_link(r['id'], docs)} | {_cell(r['title'])} | {_cell(r['reason'])} |" for r in unmet],

@@ -1,0 +1,73 @@
+"""A guest in the user's repository: a run of the suite writes nothing into the folder it was
+started from. Hypothesis's database and caches go under the suite's cache folder
+($XDG_CACHE_HOME/subagent-conformance/hypothesis), where a failing run's examples are kept for
+the next; pytest's own cache (``.pytest_cache``, for ``--lf``) is pytest's, and the README says to
+pass ``-p no:cacheprovider`` to keep it out too.
+
+A fresh interpreter, not a nested session: this process's Hypothesis has long chosen its home.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+KNOWN_BAD = ROOT / "fixtures" / "known_bad"
+
+
+def _run(folder: Path, cache: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "HYPOTHESIS_STORAGE_DIRECTORY", "PYTEST_ADDOPTS")}
+    # The default profile keeps a database (a derandomized one keeps none): the case to prove.
+    env |= {"XDG_CACHE_HOME": str(cache), "SUBAGENT_CONFORMANCE_PROFILE": "default", "PYTHONPATH": str(KNOWN_BAD)}
+    env |= extra
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", "-p", "no:randomly", *args],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_a_failing_run_writes_nothing_where_it_started(tmp_path: Path) -> None:
+    folder, cache = tmp_path / "repository", tmp_path / "cache"
+    folder.mkdir()
+    result = _run(folder, cache, "--pyargs", "conformance.test_selection", "--impl=bad_any_message_beats_text")
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-3000:]  # it ran, and failed
+    assert sorted(p.name for p in folder.iterdir()) == []
+    stored = cache / "subagent-conformance" / "hypothesis"
+    assert any((stored / "examples").iterdir()), "the failing examples are kept in the suite's cache"
+
+
+def test_the_users_storage_directory_is_kept(tmp_path: Path) -> None:
+    """$HYPOTHESIS_STORAGE_DIRECTORY is the user's choice: the suite's tests write there."""
+    folder, cache, chosen = tmp_path / "repository", tmp_path / "cache", tmp_path / "chosen"
+    folder.mkdir()
+    result = _run(
+        folder, cache, "--pyargs", "conformance.test_selection", "-k", "fallback",
+        HYPOTHESIS_STORAGE_DIRECTORY=str(chosen),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert sorted(p.name for p in folder.iterdir()) == []
+    assert chosen.is_dir() and not (cache / "subagent-conformance" / "hypothesis").exists()
+
+
+def test_the_users_own_tests_in_the_same_run_keep_their_storage(tmp_path: Path) -> None:
+    """Only the suite's tests move: a user's failing property in the same run keeps ./.hypothesis."""
+    folder, cache = tmp_path / "repository", tmp_path / "cache"
+    folder.mkdir()
+    (folder / "test_theirs.py").write_text(
+        "from hypothesis import given, strategies as st\n\n\n"
+        "@given(st.integers())\ndef test_theirs(x):\n    assert x < 10\n",
+        encoding="utf-8",
+    )
+    suite = ROOT / "conformance" / "test_selection.py"
+    result = _run(folder, cache, "test_theirs.py", str(suite), "-k", "theirs or fallback")
+    assert result.returncode == 1 and "1 failed" in result.stdout, result.stdout[-3000:] + result.stderr[-3000:]
+    assert any((folder / ".hypothesis" / "examples").iterdir()), "the user's failing example, where theirs go"
+    assert (cache / "subagent-conformance" / "hypothesis").is_dir()
