@@ -202,14 +202,23 @@ def _stdout_ends(run_suite: RunSuite, fault: str, *args: str) -> SuiteRun:
 
 
 @pytest.mark.requirement("ADP-015", "ADP-019")
-def test_half_a_line_then_an_exit_is_named_by_the_exit_status(run_suite: RunSuite) -> None:
-    done = _stdout_ends(run_suite, "half-line")
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("half-line", "the adapter wrote half a line '{\"id\": 2, \"output\": {\"isErr' (no newline), "
+                      "closed its stdout and ended (exit status 7): not JSON"),
+        ("half-line-held", "the adapter ended (exit status 7) without answering, "
+                           "after half a line '{\"id\": 2, \"output\": {\"isErr' (no newline)"),
+    ],
+)  # fmt: skip
+def test_half_a_line_then_an_exit_is_named_by_the_exit_status(run_suite: RunSuite, fault: str, said: str) -> None:
+    """Whether stdout closes with the exit or a child holds it open, the exit status is named."""
+    done = _stdout_ends(run_suite, fault)
     assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
     failed = done.failed()
     assert failed and all(t["blamed"] == ["ADP-019", "ADP-015"] for t in failed), [t["blamed"] for t in failed]
-    said = 'render_tool_result: the adapter wrote half a line \'{"id": 2, "output": {"isErr\' (no newline), '
-    assert said + "closed its stdout and ended (exit status 7): not JSON" in failed[0]["message"], failed[0]
-    assert "about to end stdout: half-line" in failed[0]["message"], "the failure shows the adapter's stderr"
+    assert f"render_tool_result: {said}" in failed[0]["message"], failed[0]
+    assert f"about to end stdout: {fault}" in done.out, "the failure shows the adapter's stderr"
 
 
 @pytest.mark.requirement("ADP-018", "ADP-019")

@@ -239,12 +239,15 @@ class ExecAdapter:
         if answer is EOF:  # its exit says what happened; one that closed stdout and lives on is not waited for
             status = self._reap(process, deadline)
             closed = "; its stdout closed" if process.lines.ended else ""
+            half = bytes(process.lines.buffer)  # written before an exit while a child holds stdout open
+            cut = f", after half a line {elide(half.decode('utf-8', 'replace'), self.limits.shown_value_max)!r}"
             strays = self._kill(process)
             if status is None:
                 what = f"the adapter closed its stdout without answering and was still running {EXIT_REAP:g} s later"
                 raise ExecFailure(self._account(process, op, f"{what} (killed){strays}"))
+            what = f"the adapter ended ({_how(status)}) without answering{cut + ' (no newline)' if half else ''}"
             raise ExecFailure(
-                self._account(process, op, f"the adapter ended ({_how(status)}) without answering{closed}{strays}")
+                self._account(process, op, f"{what}{closed}{strays}"), ("ADP-019", "ADP-015") if half else ("ADP-019",)
             )
         limit = self.limits.shown_value_max
         if isinstance(answer, Overlong):
