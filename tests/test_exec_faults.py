@@ -1,10 +1,12 @@
 """Exec adapter faults, each named exactly: processes that leave the adapter's group, a huge or
-wrong response line, a duplicate answer, a crash while a child holds stdout, a start-up banner
-on stdout, a command that cannot be split and a timeout that is not positive."""
+wrong response line, a duplicate answer, a crash while a child holds stdout, half a line then an exit,
+a closed stdout (failed at once, not at the deadline), a start-up banner on stdout, a command
+that cannot be split and a timeout that is not positive."""
 
 from __future__ import annotations
 
 import sys
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -189,3 +191,53 @@ def test_a_restarted_adapter_that_hangs_again_costs_one_deadline_per_operation(
     assert len(failed) > 10 and {tuple(t["blamed"]) for t in failed} == {("ADP-018",)}, done.tail
     refused = [t for t in failed if " not called: it hung earlier in this run (no answer within 0.3 s)" in t["message"]]
     assert len(refused) >= len(failed) - 2, done.tail  # all but the tests where each operation hung
+
+
+FAULTS = Path(__file__).resolve().parents[1] / "fixtures" / "faults"
+
+
+def _stdout_ends(run_suite: RunSuite, fault: str, *args: str) -> SuiteRun:
+    impl = f"exec:{sys.executable} {FAULTS / 'fault_stdout_ends.py'}"
+    return run_suite("-q", *args, *RENDER, impl=impl, env={"FAULT_STDOUT_ENDS": fault}, report=True)
+
+
+@pytest.mark.requirement("ADP-015", "ADP-019")
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("half-line", "the adapter wrote half a line '{\"id\": 2, \"output\": {\"isErr' (no newline), "
+                      "closed its stdout and ended (exit status 7): not JSON"),
+        ("half-line-held", "the adapter ended (exit status 7) without answering, "
+                           "after half a line '{\"id\": 2, \"output\": {\"isErr' (no newline)"),
+    ],
+)  # fmt: skip
+def test_half_a_line_then_an_exit_is_named_by_the_exit_status(run_suite: RunSuite, fault: str, said: str) -> None:
+    """Whether stdout closes with the exit or a child holds it open, the exit status is named."""
+    done = _stdout_ends(run_suite, fault)
+    assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
+    failed = done.failed()
+    assert failed and all(t["blamed"] == ["ADP-019", "ADP-015"] for t in failed), [t["blamed"] for t in failed]
+    assert f"render_tool_result: {said}" in failed[0]["message"], failed[0]
+    assert f"about to end stdout: {fault}" in done.out, "the failure shows the adapter's stderr"
+
+
+@pytest.mark.requirement("ADP-018", "ADP-019")
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("closed-live", "the adapter closed its stdout without answering and was still running 0.5 s later (killed)"),
+        ("closed-exit", "the adapter ended (exit status 5) without answering; its stdout closed"),
+    ],
+)
+def test_a_closed_stdout_fails_the_call_at_once_not_at_its_deadline(run_suite: RunSuite, fault: str, said: str) -> None:
+    """With a 120 s deadline every call fails as soon as stdout closes (and the adapter's exit is
+    reaped, within EXIT_REAP): by the deadline, one call alone would take the whole run's time."""
+    started = time.monotonic()
+    done = _stdout_ends(run_suite, fault, "--exec-timeout=120")
+    took = time.monotonic() - started
+    assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
+    failed = done.failed()
+    assert len(failed) >= 2 and all(t["blamed"] == ["ADP-019"] for t in failed), [t["blamed"] for t in failed]
+    assert f"render_tool_result: {said}" in failed[0]["message"], failed[0]
+    assert "no answer within" not in done.output and "after 120 s" not in done.output, done.tail
+    assert took < 60, f"the run took {took:.0f} s: a call waited for its 120 s deadline after stdout closed"

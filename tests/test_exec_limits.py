@@ -166,7 +166,7 @@ DESCRIBES_THEN_CLOSES_STDOUT = (
 
 @pytest.mark.requirement("ADP-019")
 def test_an_adapter_that_closes_its_stdout_and_lives_on_fails_the_call(tmp_path: Path) -> None:
-    """Its stdout's end is not an exit to wait for without limit: the call fails by its deadline."""
+    """Its stdout's end is not an exit to wait for: the call fails once EXIT_REAP has passed."""
     limits = _limits(pure_call_timeout=0.5)
     failure, took = _failed_call(tmp_path, DESCRIBES_THEN_CLOSES_STDOUT, limits, "bound_diagnostic", {"text": "x"})
     assert took < 5, "the suite waited for an adapter that closed its stdout beyond the call's deadline"

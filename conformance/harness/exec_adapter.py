@@ -25,12 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from conformance.harness.exec_lines import EOF, Overlong, ResponseLines, parse_line, request_line, write_request
+from conformance.harness.exec_lines import EOF, Cut, Overlong, ResponseLines, parse_line, request_line, write_request
 from conformance.harness.processes import Survivor, carrying, kill, new_token
 from conformance.spec import Spec, describe_error, operations_schema
 from conformance.spec.schema_errors import elide
 
 ADAPTER_TOKEN_VARIABLE = "SUBAGENT_CONFORMANCE_ADAPTER"
+EXIT_REAP = 0.5  # seconds an adapter whose stdout closed is given to exit, to be named by its status
 ONLY_JSON_LINES = "stdout carries only JSON lines, one exec response each; write logs and banners to stderr"
 
 
@@ -256,16 +257,19 @@ class ExecAdapter:
         stale = process.lines.take()  # a line nobody asked for since the last answer
         request_id = self._send(process, op, payload, deadline)
         answer = stale if stale is not None else self._receive(process, op, deadline, timeout)
-        if answer is EOF:
-            try:  # its exit says what happened; one that closed stdout and lives on waits no longer than the call
-                status = process.popen.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                strays = self._kill(process)
-                what = f"the adapter closed its stdout without answering and was still running after {timeout:g} s"
-                raise ExecFailure(self._account(process, op, f"{what} (killed){strays}"), hung=what) from None
-            how = f"killed by signal {-status}" if status < 0 else f"exit status {status}"
+        if answer is EOF:  # its exit says what happened; one that closed stdout and lives on is not waited for
+            status = self._reap(process, deadline)
+            closed = "; its stdout closed" if process.lines.ended else ""
+            half = bytes(process.lines.buffer)  # written before an exit while a child holds stdout open
+            cut = f", after half a line {elide(half.decode('utf-8', 'replace'), self.limits.shown_value_max)!r}"
             strays = self._kill(process)
-            raise ExecFailure(self._account(process, op, f"the adapter ended ({how}) without answering{strays}"))
+            if status is None:
+                what = f"the adapter closed its stdout without answering and was still running {EXIT_REAP:g} s later"
+                raise ExecFailure(self._account(process, op, f"{what} (killed){strays}"))
+            what = f"the adapter ended ({_how(status)}) without answering{cut + ' (no newline)' if half else ''}"
+            raise ExecFailure(
+                self._account(process, op, f"{what}{closed}{strays}"), ("ADP-019", "ADP-015") if half else ("ADP-019",)
+            )
         limit = self.limits.shown_value_max
         if isinstance(answer, Overlong):
             strays = self._kill(process)
@@ -281,6 +285,12 @@ class ExecAdapter:
         reason, message = self._refusal(process, request_id, op, answer)
         if reason is not None or self.envelopes is not None:  # only a line that may be refused is shown
             shown = elide(answer.decode("utf-8", "replace").rstrip("\n"), limit)
+        if reason is not None and isinstance(answer, Cut):  # half a line, then stdout closed: say how it ended
+            status = self._reap(process, deadline)
+            strays = self._kill(process)
+            ended = f"was still running {EXIT_REAP:g} s later (killed)" if status is None else f"ended ({_how(status)})"
+            what = f"the adapter wrote half a line {shown!r} (no newline), closed its stdout and {ended}"
+            raise ExecFailure(self._account(process, op, f"{what}: {reason}{strays}"), ("ADP-019", "ADP-015"))
         if reason is not None:
             strays = self._kill(process)
             refused = ("ADP-015",) if message is None else ("ADP-016",)  # not an object at all, or a wrong id/shape
@@ -334,10 +344,22 @@ class ExecAdapter:
             return "an exec response has exactly one of output and error", message
         return None, message
 
+    @staticmethod
+    def _reap(process: _Process, deadline: float) -> int | None:
+        """The adapter's exit status once its stdout is closed, waiting at most EXIT_REAP (and
+        not past the call's deadline); None while it still runs."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            return process.popen.wait(timeout=max(0.0, min(EXIT_REAP, deadline - time.monotonic())))
+        return None
+
     def _account(self, process: _Process, op: str, what: str) -> str:
         time.sleep(0.05)  # let the stderr reader catch the adapter's last words
         tail = bytes(process.stderr).decode("utf-8", "replace").strip()
         return f"{op}: {what}; adapter command {self.command!r}; end of its stderr:\n{tail or '(empty)'}"
+
+
+def _how(status: int) -> str:
+    return f"killed by signal {-status}" if status < 0 else f"exit status {status}"
 
 
 def _strays(survivors: list[Survivor]) -> str:

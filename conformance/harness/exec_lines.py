@@ -29,6 +29,11 @@ class Overlong:
     start: bytes
 
 
+class Cut(bytes):
+    """The last bytes on stdout before it closed, with no newline after them: half a line,
+    perhaps, which still counts as a line if it reads as one (a last response unterminated)."""
+
+
 class ResponseLines:
     """The adapter's stdout, read in the calling thread: no reader thread to hand each line
     over (that hop was a third of the suite side of a call). Whole lines come out of
@@ -55,7 +60,7 @@ class ResponseLines:
         if not chunk:
             self.ended = True
             if self.buffer and not self.skipping:  # a last line without its newline still counts
-                self.ready.append(bytes(self.buffer))
+                self.ready.append(Cut(self.buffer))
             self.buffer.clear()
             self.ready.append(EOF)
             return
