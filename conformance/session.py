@@ -37,6 +37,8 @@ from conformance.verdict.report import (
     verdict,
     write_json,
 )
+from conformance.verdict.report import requirement_ids as rule_ids
+from conformance.verdict.rerun import RULES_PROPERTY, rerun_command, rerun_ids
 from conformance.verdict.summary import markdown_summary
 
 REQUIREMENT_MARKER = "requirement"
@@ -84,6 +86,8 @@ class ConformanceSession:
         self.error: str | None = None  # a usage error found after start-up (e.g. --requirement)
         self.leftovers: list[str] = []
         self.profile = profiles.chosen()  # the suite's Hypothesis profile, for its own tests only
+        self.rules: set[str] = set()  # the requirements failures broke as rules (not as consequences)
+        self.rerun: str | None = None  # the command that reruns just the violated requirements
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         xml = self.config.stash.get(junitxml.xml_key, None)  # --junitxml, on the controller only
@@ -146,6 +150,7 @@ class ConformanceSession:
             )
             listing = self.expected
             rules = rule_requirements(exc) or blamed
+            report.user_properties.append((RULES_PROPERTY, " ".join(rules)))
             entry = listing.expecting(item.nodeid, list(rules)) if listing is not None else None
             if listing is not None and entry is not None and call.when == "call":
                 report.outcome = "skipped"
@@ -168,6 +173,8 @@ class ConformanceSession:
         # The node id names the module: relative to the rootdir, or absolute (outside it, see rename).
         if not self.is_worker and ours_path(self.config.rootpath / report.nodeid.partition("::")[0]):
             self.recorder.add(report)
+            if report.failed:
+                self.rules.update(rule_ids(report, RULES_PROPERTY))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # An exec adapter ends with the session; a process it started that outlived it fails the run.
@@ -187,7 +194,9 @@ class ConformanceSession:
             run["stale_expected_failures"], run["unused_expected_failures"] = self.stale, self.unused
         report = self.recorder.report(self.spec, self.adapter.impl, self.adapter.declaration, run)
         run["verdict"] = "usage-error" if self.error else verdict(report["summary"], exit_status)
-        write_outputs(self.config, report)
+        if run["verdict"] == "violated":
+            self.rerun = rerun_command(str(self.config.getoption("impl")), rerun_ids(report, self.rules))
+        write_outputs(self.config, report, self.rerun)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.adapter.close is not None:
@@ -223,6 +232,9 @@ class ConformanceSession:
             terminalreporter.section("unused expected failures (no test of this run reaches them)")
             for line in self.unused:
                 terminalreporter.line(line)
+        if self.rerun:
+            terminalreporter.section("rerun just the violated requirements", red=True)
+            terminalreporter.line(terminal_safe(self.rerun))
 
 
 def _make_inert(report: pytest.TestReport) -> None:
@@ -268,12 +280,12 @@ def usage_error_report(config: pytest.Config, message: str) -> dict[str, Any]:
     }
 
 
-def write_outputs(config: pytest.Config, report: dict[str, Any]) -> None:
+def write_outputs(config: pytest.Config, report: dict[str, Any], rerun: str | None = None) -> None:
     if path := config.getoption("conformance_report"):
         write_json(Path(path), report)
     if path := config.getoption("conformance_summary"):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        summary = markdown_summary(report, config.getoption("docs_url"))
+        summary = markdown_summary(report, config.getoption("docs_url"), rerun)
         Path(path).write_text(printable(summary), encoding="utf-8")
 
 
