@@ -28,6 +28,7 @@ from conformance.verdict import advisories, operations
 from conformance.verdict.blame import blamed_requirements, failure_records, printable, rule_requirements
 from conformance.verdict.expected_failures import ExpectedFailures
 from conformance.verdict.inert import terminal_safe
+from conformance.verdict.overclaim import CLAIMED_PROPERTY, claimed_pairs, over_claims, pairs_of
 from conformance.verdict.report import (
     BLAMED_PROPERTY,
     EXPECTED_ATTRIBUTE,
@@ -37,6 +38,8 @@ from conformance.verdict.report import (
     verdict,
     write_json,
 )
+from conformance.verdict.report import requirement_ids as rule_ids
+from conformance.verdict.rerun import RULES_PROPERTY, rerun_command, rerun_ids
 from conformance.verdict.summary import markdown_summary
 
 REQUIREMENT_MARKER = "requirement"
@@ -84,6 +87,10 @@ class ConformanceSession:
         self.error: str | None = None  # a usage error found after start-up (e.g. --requirement)
         self.leftovers: list[str] = []
         self.profile = profiles.chosen()  # the suite's Hypothesis profile, for its own tests only
+        self.rules: set[str] = set()  # the requirements failures broke as rules (not as consequences)
+        self.rerun: str | None = None  # the command that reruns just the violated requirements
+        self.claimed: dict[str, list[tuple[str, str]]] = {}  # node id -> its claims markers (overclaim.py)
+        self.over_claims: list[str] = []
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         xml = self.config.stash.get(junitxml.xml_key, None)  # --junitxml, on the controller only
@@ -129,6 +136,7 @@ class ConformanceSession:
         report = yield
         if not ours(item):
             return report
+        report.user_properties.append((CLAIMED_PROPERTY, claimed_pairs(item)))
         if report.failed and call.excinfo is not None:
             exc = call.excinfo.value
             exact = blamed_requirements(exc)
@@ -146,6 +154,7 @@ class ConformanceSession:
             )
             listing = self.expected
             rules = rule_requirements(exc) or blamed
+            report.user_properties.append((RULES_PROPERTY, " ".join(rules)))
             entry = listing.expecting(item.nodeid, list(rules)) if listing is not None else None
             if listing is not None and entry is not None and call.when == "call":
                 report.outcome = "skipped"
@@ -168,6 +177,11 @@ class ConformanceSession:
         # The node id names the module: relative to the rootdir, or absolute (outside it, see rename).
         if not self.is_worker and ours_path(self.config.rootpath / report.nodeid.partition("::")[0]):
             self.recorder.add(report)
+            if report.failed:
+                self.rules.update(rule_ids(report, RULES_PROPERTY))
+            for key, value in report.user_properties:
+                if key == CLAIMED_PROPERTY:
+                    self.claimed[report.nodeid] = pairs_of(value)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # An exec adapter ends with the session; a process it started that outlived it fails the run.
@@ -187,7 +201,11 @@ class ConformanceSession:
             run["stale_expected_failures"], run["unused_expected_failures"] = self.stale, self.unused
         report = self.recorder.report(self.spec, self.adapter.impl, self.adapter.declaration, run)
         run["verdict"] = "usage-error" if self.error else verdict(report["summary"], exit_status)
-        write_outputs(self.config, report)
+        declaration = self.adapter.declaration or {}
+        self.over_claims = over_claims(self.recorder.tests.values(), self.claimed, declaration)
+        if run["verdict"] == "violated":
+            self.rerun = rerun_command(str(self.config.getoption("impl")), rerun_ids(report, self.rules))
+        write_outputs(self.config, report, self.rerun, self.over_claims)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.adapter.close is not None:
@@ -223,6 +241,13 @@ class ConformanceSession:
             terminalreporter.section("unused expected failures (no test of this run reaches them)")
             for line in self.unused:
                 terminalreporter.line(line)
+        if self.over_claims:
+            terminalreporter.section("claims that may be wider than the harness", red=True)
+            for line in self.over_claims:
+                terminalreporter.line(f"  {terminal_safe(line)}")
+        if self.rerun:
+            terminalreporter.section("rerun just the violated requirements", red=True)
+            terminalreporter.line(terminal_safe(self.rerun))
 
 
 def _make_inert(report: pytest.TestReport) -> None:
@@ -268,12 +293,14 @@ def usage_error_report(config: pytest.Config, message: str) -> dict[str, Any]:
     }
 
 
-def write_outputs(config: pytest.Config, report: dict[str, Any]) -> None:
+def write_outputs(
+    config: pytest.Config, report: dict[str, Any], rerun: str | None = None, over_claims: list[str] | None = None
+) -> None:
     if path := config.getoption("conformance_report"):
         write_json(Path(path), report)
     if path := config.getoption("conformance_summary"):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        summary = markdown_summary(report, config.getoption("docs_url"))
+        summary = markdown_summary(report, config.getoption("docs_url"), rerun, over_claims)
         Path(path).write_text(printable(summary), encoding="utf-8")
 
 

@@ -95,9 +95,13 @@ def _capped(rows: list[str], what: str) -> list[str]:
     return [*rows[:_MOST], f"| … | {len(rows) - _MOST} more {what} in the JSON report | |"]
 
 
-def markdown_summary(report: dict[str, Any], docs: str | None = None) -> str:
+def markdown_summary(
+    report: dict[str, Any], docs: str | None = None, rerun: str | None = None, over_claims: list[str] | None = None
+) -> str:
     """The summary; requirement IDs link into the rendered contract whose index is ``docs`` (a URL
-    or a path; by default the one shipped with the suite, :func:`shipped_contract`)."""
+    or a path; by default the one shipped with the suite, :func:`shipped_contract`). ``rerun`` is the
+    command that reruns just the violated requirements (conformance/verdict/rerun.py), shown last;
+    ``over_claims`` the claims that may be wider than the harness (conformance/verdict/overclaim.py)."""
     run, summary, adapter = report["run"], report["summary"], report["adapter"]
     declaration = adapter["declaration"] or {}
     implementation = declaration.get("implementation")
@@ -180,4 +184,13 @@ def markdown_summary(report: dict[str, Any], docs: str | None = None) -> str:
     ):
         if run.get(key):
             lines += [f"### {title}", "", *(f"- {_cell(line)}" for line in run[key]), ""]
+    if over_claims:
+        lines += [
+            "### Claims that may be wider than the harness",
+            "",
+            *(f"- {_cell(line)}" for line in over_claims),
+            "",
+        ]
+    if rerun:
+        lines += ["### Rerun just the violated requirements", "", *_fenced(rerun), ""]
     return "\n".join(lines)
