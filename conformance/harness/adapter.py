@@ -207,7 +207,7 @@ class Adapter:
                 try:
                     return func(argument)
                 except BaseException as exc:
-                    if interrupted or isinstance(exc, GeneratorExit):
+                    if interrupted or not _adapters_own(exc):
                         raise
                     raise self._raised(name, exc) from None
         if self._worker is None:
@@ -223,8 +223,20 @@ class Adapter:
             timeout.hung = f"it did not return within {self.call_timeout:g} s"
             raise timeout from None
         if not returned:
+            if not _adapters_own(value):
+                raise value
             raise self._raised(name, value) from None
         return value
+
+
+def _adapters_own(exc: BaseException) -> bool:
+    """Whether what a Python operation raised is its own failure (ADP-013). The suite's own
+    outcomes pass through untouched: the claims gate's skip and pytest's other outcome exceptions
+    (BaseExceptions that are neither KeyboardInterrupt nor SystemExit), and the failures that
+    already name the operation and what it did (ExecFailure, OperationTimeout)."""
+    if isinstance(exc, ExecFailure | OperationTimeout):
+        return False
+    return isinstance(exc, Exception | KeyboardInterrupt | SystemExit)
 
 
 @contextlib.contextmanager
