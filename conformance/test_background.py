@@ -26,6 +26,7 @@ from conformance.areas.background.checks import (
 )
 from conformance.areas.background.oracle import row_requirement, tables
 from conformance.areas.background.strategies import (
+    astral_label_cases,
     boundary_results,
     labels,
     notice_requests,
@@ -120,6 +121,8 @@ def test_job_outcome_of_any_result(adapter: Adapter, claim: Claim, spec: Spec, r
     for result in boundary_results(spec, row):
         check_job(adapter, spec, {"result": result})
         check_same_diagnostic_in_the_foreground(adapter, spec, result)
+    for result, label in astral_label_cases(row):  # BGD-018 on its own: astral labels, no diagnostic
+        check_job(adapter, spec, {"result": result}, label=label)
 
     @share(_OUTCOME_ROWS)
     @given(result=results_of_row(spec, row), label=labels)

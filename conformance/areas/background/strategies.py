@@ -1,6 +1,8 @@
 """Strategies for the background operations' inputs, inside their domains: SubagentResults of
 one job_outcomes row (results' SubagentResult strategy), labels, ids, notice requests, and the
-canaries planted at each output site.
+canaries planted at each output site. Labels are drawn from the whole of Unicode (astral
+characters, combining marks, right-to-left text), and ASTRAL_LABELS reach the summary bound
+in every run.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from conformance.areas.background.oracle import (
 )
 from conformance.areas.diagnostic.oracle import bound
 from conformance.areas.results.strategies import content_blocks, diagnostics, subagent_results
+from conformance.areas.texts import any_text
 
 
 def _bounded(spec: Any) -> Any:
@@ -52,10 +55,33 @@ def boundary_results(spec: Any, row: Json) -> list[Json]:
     return [{"output": output, "stopReason": stop, "diagnostic": d} for d in texts]
 
 
-labels = st.one_of(
-    st.sampled_from(["Observe Claude background diagnostic", "d", "Summarise the logs", "修复测试"]),
-    st.text(alphabet=st.characters(max_codepoint=0xFFFF, exclude_categories=["Cs"]), max_size=140),
+#: Labels that leave the Basic Multilingual Plane, with combining marks and right-to-left text,
+#: long enough that the summary bound cuts them (BGD-018), in UTF-16 code units: more code units
+#: than code points, so a bound counted in code points cuts too late or not at all. A test checks
+#: each on a result without a diagnostic, so no other rule's failure can mask the bound's.
+ASTRAL_LABELS: tuple[str, ...] = (
+    "修复测试 " + "😀" * 56,  # 61 code points, 117 code units: cut in units only, whatever the status line
+    "مرحبا 𝓐𝓑𝓒 שלום a\u0301\u0308 " * 5,  # RTL, mathematical letters, combining marks: cut in both, apart
+    "𝄞" * 3 + "Observe " + "e\u0301" * 40 + " 🇺🇳" * 10,  # flags: two astral code points each
 )
+
+labels = st.one_of(
+    st.sampled_from(["Observe Claude background diagnostic", "d", "Summarise the logs", "修复测试", *ASTRAL_LABELS]),
+    any_text(max_size=140),
+)
+
+
+def astral_label_cases(row: Json) -> list[tuple[Json, str]]:
+    """Deterministic (result, label) pairs of a row without a diagnostic: each of ASTRAL_LABELS
+    with a result of the row's stop reason, so that the summary bound (BGD-018) is checked where
+    no diagnostic, and so no rule of the detail (BGD-003, BGD-004), can hide it."""
+    if row["diagnostic"]:
+        return []
+    stop = ODD_STOP_REASONS[0] if row["stop_reason"] == "unknown" else str(row["stop_reason"])
+    result: Json = {"output": [{"type": "text", "text": "partial assistant text"}], "stopReason": stop}
+    return [(result, label) for label in ASTRAL_LABELS]
+
+
 job_ids = st.sampled_from(["subagent-1", "subagent-2", "subagent-17"])
 
 child_ids = st.one_of(

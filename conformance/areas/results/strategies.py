@@ -12,6 +12,7 @@ oracle and the diagnosis live in conformance/areas/results/oracle.py.
 
 from __future__ import annotations
 
+import copy
 from functools import cache
 from typing import Any
 
@@ -23,7 +24,14 @@ from conformance.areas.results.oracle import (
     expected_rendering,
     expected_settlement,
 )
-from conformance.areas.selection.strategies import NONE, UNKNOWN_TURN_ENDS, delta_text, run_logs, steps_for
+from conformance.areas.selection.strategies import (
+    NONE,
+    UNKNOWN_TURN_ENDS,
+    WHOLE_BLOCKS,
+    delta_text,
+    run_logs,
+    steps_for,
+)
 from conformance.areas.texts import any_text
 from conformance.spec import Spec
 
@@ -67,6 +75,8 @@ def content_blocks() -> st.SearchStrategy[list[Json]]:
         st.builds(lambda t: {"type": "text", "text": t}, delta_text),
         st.builds(lambda t: {"type": "reasoning", "text": t}, delta_text),
         st.just({"type": "tool-call", "id": "call_1", "name": "read", "arguments": "{}"}),
+        # An image in upstream's shape, and block types no vocabulary names (merge-extensible).
+        st.sampled_from(WHOLE_BLOCKS).map(copy.deepcopy),
     )
     return st.lists(block, max_size=4)
 

@@ -17,6 +17,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
+from conformance.areas.selection.logs import STREAMED_KINDS
 from conformance.areas.selection.oracle import Candidate, Json, SelectionOracle, oracle_values
 from conformance.areas.selection.probes import Fold, fallback_shown, last_candidate, row_read
 from conformance.spec import Spec
@@ -45,6 +46,11 @@ def _streamed(actual: Any, oracle: SelectionOracle) -> bool:
             if not text.startswith(joined):
                 break
     return False
+
+
+def _holds_whole_block(content: list[Json]) -> bool:
+    """Whether ``content`` holds a block of a kind other than text, reasoning and tool-call."""
+    return any(isinstance(b, dict) and b.get("type") not in STREAMED_KINDS for b in content)
 
 
 def _has_visible_text(content: list[Json]) -> bool:
@@ -118,6 +124,11 @@ def _candidate(
         return ["SEL-004"], "text streamed after a non-empty message displaced it"
     fallback_block = [{"type": "text", "text": oracle.fallback()}]
     passed_over = actual is None or actual == fallback_block or any(actual == c.content for c in oracle.candidates)
+    if _holds_whole_block(chosen.content) and (passed_over or _streamed(actual, oracle)):
+        # A typed fold that cannot parse an image, or a block type no vocabulary names, and so
+        # ignores the message: the message counts by its blocks, whatever they are (SEL-002).
+        why = "a message holding a block of any type (an image, a type no vocabulary names) is non-empty, and selected"
+        return ["SEL-002"], why
     if passed_over and not _has_visible_text(chosen.content):
         return ["SEL-002"], "a message without visible text is still non-empty (it holds a block) and is selected"
     if actual is None or actual == fallback_block:

@@ -15,17 +15,25 @@ from typing import Any
 Json = dict[str, Any]
 
 
+#: The block kinds whose content streams as deltas; any other block (an image, a type no
+#: vocabulary names) arrives whole, between its block-start and its block-end.
+STREAMED_KINDS = ("text", "reasoning", "tool-call")
+
+
 @dataclass
 class Block:
-    kind: str  # "text" | "reasoning" | "tool-call"
+    kind: str  # "text" | "reasoning" | "tool-call", or a whole block's type ("image", "citation", ...)
     deltas: list[str]
     call_id: str = ""
     name: str = ""
+    whole: Json = field(default_factory=dict)  # a whole block's keys beside "type"
 
     def assembled(self) -> Json:
         joined = "".join(self.deltas)
         if self.kind == "tool-call":
             return {"type": "tool-call", "id": self.call_id, "name": self.name, "arguments": joined}
+        if self.kind not in STREAMED_KINDS:
+            return {"type": self.kind, **self.whole}
         return {"type": self.kind, "text": joined}
 
 
@@ -140,7 +148,7 @@ def _chunks(attempt: Attempt) -> list[Json]:
     last = len(attempt.blocks) - 1
     for index, block in enumerate(attempt.blocks):
         out.append({"type": "block-start", "index": index, "blockType": block.kind})
-        for delta in block.deltas:
+        for delta in block.deltas:  # none for a whole block: it arrives in its block-end
             if block.kind == "tool-call":
                 out.append(
                     {
@@ -172,7 +180,8 @@ def _content(attempt: Attempt) -> list[Json] | None:
     if attempt.finish == "max-tokens":  # the assembler drops every tool call: maybe nothing is left
         return [b.assembled() for b in attempt.blocks if b.kind != "tool-call"]
     if attempt.finish == "cancelled":  # the visible prefix, if any, is kept as an interrupted message
-        visible = [b.assembled() for b in attempt.blocks if b.kind != "tool-call" and "".join(b.deltas).strip()]
+        kept = ("text", "reasoning")  # interruptedBlocks(): text and reasoning with non-whitespace text
+        visible = [b.assembled() for b in attempt.blocks if b.kind in kept and "".join(b.deltas).strip()]
         return visible or None
     return None
 

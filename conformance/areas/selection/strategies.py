@@ -2,7 +2,8 @@
 
 A log is drawn as a model of what the child did and written as the agent loop writes it
 (conformance/areas/selection/logs.py): turns of steps, each step one or more model attempts
-(failed attempts are retried) with text, reasoning and tool-call blocks. A turn's ending agrees
+(failed attempts are retried) with text, reasoning and tool-call blocks, and blocks that arrive
+whole: images in upstream's shape and block types no vocabulary names (WHOLE_BLOCKS). A turn's ending agrees
 with its last attempt: completed after a stop, max-tokens after a truncated attempt, aborted or
 interrupted after a cancelled one, error after a failure, blocked before any step. The expected
 output is not computed here: the tests take it from the oracle
@@ -47,14 +48,30 @@ NONE = "none"  # a run_log ending: no turn/end is consumed (nothing ran, or the 
 # every draw is rebuilt, validated and cached anew each time, which cost more than the draws.
 # The builders called inside draws are memoized on their (hashable) arguments for the same
 # reason: the same arguments give an equal strategy, so what is drawn does not change.
-_BLOCK_KINDS = st.sampled_from(["text", "text", "reasoning", "tool-call"])
+_BLOCK_KINDS = st.sampled_from(["text", "text", "reasoning", "tool-call", "whole"])
 _DELTAS = st.lists(delta_text, min_size=0, max_size=3)
 _TOOL_NAMES = st.sampled_from(["read", "todo_write"])
+
+#: Blocks that arrive whole (no deltas): an image in upstream's shape (ContentBlock
+#: ``{type: "image", attachment}``), and block types no vocabulary names, with keys of their own
+#: (the ContentBlock union is merge-extensible: only ``type`` is pinned, spec/schema/common.json).
+WHOLE_BLOCKS: tuple[Json, ...] = (
+    {"type": "image", "attachment": {"id": "img-1"}},
+    {"type": "citation", "cited": {"url": "https://example.com/a", "title": "A"}, "note": "权限 😀"},
+    {"type": "x-audio", "data": "UklGRg==", "format": "wav", "durationMs": 1200},
+)
+_WHOLE = st.sampled_from(WHOLE_BLOCKS)
+
+
+def whole_block(block: Json) -> Block:
+    return Block(str(block["type"]), [], whole={k: v for k, v in block.items() if k != "type"})
 
 
 @st.composite
 def blocks(draw: st.DrawFn) -> Block:
     kind = draw(_BLOCK_KINDS)
+    if kind == "whole":
+        return whole_block(draw(_WHOLE))
     deltas = draw(_DELTAS)
     if kind != "tool-call":
         return Block(kind, deltas)
