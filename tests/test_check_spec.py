@@ -116,3 +116,21 @@ def test_a_vector_a_version_adds_is_checked_at_that_version_on_its_own_line(
     assert code == 1, lines
     wanted = f"codex.yaml:{line}: versions[1].rows.outcome_vectors[0].expected"
     assert any(entry.startswith(wanted) and "run-result grammar" in entry for entry in lines), lines
+
+
+def test_a_shipped_entry_holding_a_draft_placeholder_is_refused(
+    spec_copy: Path, edit: Edit, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A draft's decisions are placeholders until a person takes them; one left in a shipped entry
+    # (a value, or a mapping key such as the draft's wire key) fails check-spec on its own line.
+    wire = edit(
+        "codex.yaml", r"^      failures:$", "      'TODO: key: what 0.171.0 does differently': null\n      failures:"
+    )
+    line = edit("codex.yaml", r"^        decision: >-\n(?:          .*\n)+", "        decision: 'TODO: decide it'\n")
+    code, problems = check_spec(capsys, *spec_args(spec_copy))
+    assert code == 1
+    said = "is a placeholder the upgrade gate's draft left"
+    assert f"codex.yaml:{line}: versions[1].decisions[0].decision: {said}" in "\n".join(problems), problems
+    assert f"codex.yaml:{wire}: versions[1].wire.TODO: key: what 0.171.0 does differently: {said}" in "\n".join(
+        problems
+    ), problems

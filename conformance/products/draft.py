@@ -23,11 +23,9 @@ from typing import Any
 import yaml
 
 from conformance.spec import Spec
+from conformance.spec.crosscheck import PLACEHOLDER
 
 Json = Any
-
-PLACEHOLDER = "TODO: "
-"""Every part of a draft that a person decides starts with this."""
 
 MAPPING_TABLE = {"codex": "variants", "claude-code": "result_classification"}
 """The table of each product's area that maps its union's members (the rows a version adds)."""

@@ -17,6 +17,10 @@ from conformance.spec.yamlpos import Path_
 if TYPE_CHECKING:
     from conformance.spec.loading import _Loader
 
+# What the upgrade gate's draft leaves for a person to decide (conformance/products/draft.py); a
+# shipped entry that still holds one would let a version in with a decision nobody took.
+PLACEHOLDER = "TODO: "
+
 
 def cross_check(spec: Spec, loader: _Loader, seed_map: str, unloaded: set[str]) -> None:
     """What a JSON Schema cannot say: IDs, references between files, typed table cells."""
@@ -155,6 +159,13 @@ def _check_versions(
     tables, adds members its union did not have, adds rows that are valid at its version, and
     records a decision for every member it adds, its catch-all and every wire key (and no other)."""
     seen: set[str] = set()
+    raw = loader.docs[area.file].data.get("versions", []) if area.file in loader.docs else []
+    for where in _placeholders(raw, ("versions",)):
+        loader.problem(
+            area.file,
+            where,
+            f"is a placeholder the upgrade gate's draft left ({PLACEHOLDER!r}…): decide it before shipping",
+        )
     for i, entry in enumerate(area.versions):
         at: Path_ = ("versions", i)
         if entry.version in seen:
@@ -221,3 +232,19 @@ def _check_versions(
                     at + ("decisions", d, "about"),
                     f"{about!r} is no member, catch_all or wire key this version adds",
                 )
+
+
+def _placeholders(value: Any, at: Path_) -> list[Path_]:
+    """Where a draft's placeholder is left in ``value``: as a string, or as a mapping's key."""
+    if isinstance(value, str):
+        return [at] if value.startswith(PLACEHOLDER) else []
+    found: list[Path_] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and key.startswith(PLACEHOLDER):
+                found.append(at + (key,))
+            found.extend(_placeholders(item, at + (key,)))
+    elif isinstance(value, list):
+        for k, item in enumerate(value):
+            found.extend(_placeholders(item, at + (k,)))
+    return found
