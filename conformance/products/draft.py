@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from conformance.spec import Spec
-from conformance.spec.crosscheck import PLACEHOLDER
+from conformance.spec.crosscheck import PLACEHOLDER, is_placeholder
 
 Json = Any
 
@@ -38,10 +38,6 @@ _VERSION_WORD = re.compile(r"\d+\.\d+\.\d+")
 
 def placeholder(what: str) -> str:
     return PLACEHOLDER + what
-
-
-def is_placeholder(value: Json) -> bool:
-    return isinstance(value, str) and value.startswith(PLACEHOLDER)
 
 
 def catch_all_label(schema: Json) -> str:

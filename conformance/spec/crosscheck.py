@@ -234,14 +234,19 @@ def _check_versions(
                 )
 
 
+def is_placeholder(value: Any) -> bool:
+    """Whether ``value`` is what a draft leaves for a person to decide."""
+    return isinstance(value, str) and value.startswith(PLACEHOLDER)
+
+
 def _placeholders(value: Any, at: Path_) -> list[Path_]:
     """Where a draft's placeholder is left in ``value``: as a string, or as a mapping's key."""
-    if isinstance(value, str):
-        return [at] if value.startswith(PLACEHOLDER) else []
+    if is_placeholder(value):
+        return [at]
     found: list[Path_] = []
     if isinstance(value, dict):
         for key, item in value.items():
-            if isinstance(key, str) and key.startswith(PLACEHOLDER):
+            if is_placeholder(key):
                 found.append(at + (key,))
             found.extend(_placeholders(item, at + (key,)))
     elif isinstance(value, list):
