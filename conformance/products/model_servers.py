@@ -2,9 +2,11 @@
 calls) and the Anthropic Messages API (what Claude Code calls), both streaming (SSE).
 
 Each server plays one named behaviour for every model call it receives, so a case of the real
-tier is one word: ``http-500``, ``http-429``, ``http-401`` (the key is refused), ``stream-cut``
-(the SSE stream starts, a text delta arrives, then the connection closes before the final
-event), ``tool-use-loop`` (every call asks for a tool, forever) and ``answer`` (a complete text
+tier is one word: ``http-500``, ``http-429``, ``http-401`` (the key is refused), ``http-400``
+(the request is refused), ``stream-cut`` (the SSE stream starts, a text delta arrives, then the
+connection closes before the final event), ``stream-stalled`` (the same start, then nothing
+more: the connection stays open and silent until the client gives up or the server stops),
+``tool-use-loop`` (every call asks for a tool, forever) and ``answer`` (a complete text
 answer). Servers listen on an ephemeral port, serve each connection in a thread and remember
 every request, so a test can prove that retries were off and that nothing but the model endpoint
 was called.
@@ -21,8 +23,13 @@ from typing import Any
 
 Json = Any
 
-BEHAVIOURS = ("http-500", "http-429", "http-401", "stream-cut", "tool-use-loop", "answer")
-ERROR_STATUS = {"http-500": 500, "http-429": 429, "http-401": 401}  # the behaviours that are one HTTP error
+BEHAVIOURS = ("http-500", "http-429", "http-401", "http-400", "stream-cut", "stream-stalled", "tool-use-loop", "answer")
+ERROR_STATUS = {
+    "http-500": 500,
+    "http-429": 429,
+    "http-401": 401,
+    "http-400": 400,
+}  # the behaviours that are one HTTP error
 DEFAULT_TEXT = "Hello from the fake model."  # what the model says unless params["text"] is given
 
 
@@ -38,11 +45,13 @@ class Exchange:
 @dataclass(frozen=True)
 class Reply:
     """What to answer: a status with a JSON body, or an SSE stream (a cut stream simply lacks the
-    API's final event: the connection closes after the last one given)."""
+    API's final event: the connection closes after the last one given; a stalled one stays open
+    and silent after it)."""
 
     status: int = 200
     body: Json = None
     events: tuple[tuple[str, Json], ...] = ()
+    stall: bool = False
 
 
 class Api:
@@ -74,7 +83,9 @@ class OpenAIResponses(Api):
     model_paths = ("/v1/responses",)
 
     def error(self, status: int) -> Reply:
-        kind = {429: "rate_limit_exceeded", 401: "invalid_api_key"}.get(status, "server_error")
+        kind = {429: "rate_limit_exceeded", 401: "invalid_api_key", 400: "invalid_request_error"}.get(
+            status, "server_error"
+        )
         return Reply(status, {"error": {"type": kind, "code": kind, "message": f"fake model service: HTTP {status}"}})
 
     def stream(self, behaviour: str, request: Json, params: dict[str, str]) -> Reply:
@@ -114,8 +125,8 @@ class OpenAIResponses(Api):
                     {"item_id": "msg_fake", "output_index": 0, "content_index": 0, "delta": text},
                 ),
             ]
-            if behaviour == "stream-cut":
-                return Reply(events=_typed(events))
+            if behaviour in ("stream-cut", "stream-stalled"):
+                return Reply(events=_typed(events), stall=behaviour == "stream-stalled")
             done = {**message, "status": "completed", "content": [part]}
             events += [
                 (
@@ -148,7 +159,9 @@ class AnthropicMessages(Api):
     model_paths = ("/v1/messages",)
 
     def error(self, status: int) -> Reply:
-        kind = {429: "rate_limit_error", 401: "authentication_error"}.get(status, "api_error")
+        kind = {429: "rate_limit_error", 401: "authentication_error", 400: "invalid_request_error"}.get(
+            status, "api_error"
+        )
         return Reply(
             status, {"type": "error", "error": {"type": kind, "message": f"fake model service: HTTP {status}"}}
         )
@@ -183,8 +196,8 @@ class AnthropicMessages(Api):
             ("content_block_start", {"index": 0, "content_block": block}),
             ("content_block_delta", {"index": 0, "delta": delta}),
         ]
-        if behaviour == "stream-cut":
-            return Reply(events=_typed(events))
+        if behaviour in ("stream-cut", "stream-stalled"):
+            return Reply(events=_typed(events), stall=behaviour == "stream-stalled")
         events += [
             ("content_block_stop", {"index": 0}),
             ("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 5}}),
@@ -211,6 +224,7 @@ class ModelServer:
     requests: list[Exchange] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
+    stopping: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
         if self.api not in APIS:
@@ -231,6 +245,7 @@ class ModelServer:
         return [r for r in self.requests if r.path.split("?")[0] in APIS[self.api].model_paths]
 
     def start(self) -> ModelServer:
+        self.stopping.clear()
         server = _Server(("127.0.0.1", 0), _handler(self))
         self._server = server
         self._thread = threading.Thread(
@@ -240,6 +255,7 @@ class ModelServer:
         return self
 
     def stop(self) -> None:
+        self.stopping.set()  # releases a stalled stream
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -303,6 +319,8 @@ def _handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
             for chunk in sse(reply.events):
                 self.wfile.write(chunk)
                 self.wfile.flush()
+            if reply.stall:
+                server.stopping.wait()  # silent until stop(); the client's idle timeout ends the call first
 
         do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _serve  # http.server's naming
 
