@@ -20,12 +20,23 @@ def load_or_say(args: argparse.Namespace) -> Spec | None:
         return None
 
 
+def _released(name: str, package: str, version: str) -> str:
+    """``version`` (or a dist-tag) as an exact version npm has published: checked against npm's
+    list when npm can be asked, with the nearest releases named when it is not there."""
+    from conformance.products.packages import resolve_version
+    from conformance.products.releases import check_published, published_versions
+
+    exact = resolve_version(package, version)
+    check_published(package, exact, published_versions(package))
+    return exact
+
+
 def _products_install(args: argparse.Namespace) -> int:
-    """Install every shipped version of the products (or the given one) into the cache, in
-    parallel; a no-op for what is there."""
+    """Install every shipped version of the products (or the given released one) into the cache,
+    in parallel; a no-op for what is there."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from conformance.products.packages import ProductError, install, product_version, resolve_version, shipped_versions
+    from conformance.products.packages import ProductError, install, product_version, shipped_versions
 
     spec = load_or_say(args)
     if spec is None:
@@ -36,8 +47,11 @@ def _products_install(args: argparse.Namespace) -> int:
     names = [args.product] if args.product else ["codex", "claude-code"]
     wanted = [(name, version) for name in names for version in shipped_versions(spec, name)]
     if args.version:
-        package, _ = product_version(spec, args.product)
-        wanted = [(args.product, resolve_version(package, args.version))]
+        try:
+            wanted = [(args.product, _released(args.product, product_version(spec, args.product)[0], args.version))]
+        except ProductError as exc:
+            print(f"subagent-conformance products install: {exc}", file=sys.stderr)
+            return 2
 
     def one(name: str, version: str) -> str:
         package, _ = product_version(spec, name)
@@ -56,8 +70,24 @@ def _products_install(args: argparse.Namespace) -> int:
     return 2 if failed else 0
 
 
+def _contract_at(spec: Spec, name: str, version: str) -> Spec:
+    """The contract a recording of ``version`` is made under: the spec at that version where it
+    covers it, else at the nearest shipped version not newer (the recorder reads only the client
+    frames from it, which every version shares; the case expectations are that neighbour's)."""
+    from conformance.products.packages import shipped_versions
+    from conformance.products.upgrade import nearest
+
+    try:
+        return spec.at({name: version})
+    except KeyError:
+        neighbour = nearest(list(shipped_versions(spec, name)), version)
+        print(f"{name} {version} is not shipped: recording under the contract of {neighbour}")
+        return spec.at({name: neighbour})
+
+
 def _products_record(args: argparse.Namespace) -> int:
-    """Re-record the wire transcripts of the real-products cases at every shipped version (or the given one)."""
+    """Re-record the wire transcripts of the real-products cases at every shipped version (or the
+    given released one, shipped or not)."""
     import tempfile
 
     from conformance.products.packages import ProductError, install, product_version, shipped_versions
@@ -85,12 +115,11 @@ def _products_record(args: argparse.Namespace) -> int:
             print("no case matches --product/--case", file=sys.stderr)
             return 2
         for name in sorted({c.product for c in cases}):
+            package, _ = product_version(spec, name)
             shipped = shipped_versions(spec, name)
-            if args.version and args.version not in shipped:
-                raise ProductError(f"{name} {args.version} is not shipped (shipped: {', '.join(shipped)})")
-            for version in [args.version] if args.version else shipped:
-                at = spec.at({name: version})
-                done, _ = install(name, *product_version(at, name), args.cache_dir, log=print)
+            for version in [_released(name, package, args.version)] if args.version else shipped:
+                at = _contract_at(spec, name, version)
+                done, _ = install(name, package, version, args.cache_dir, log=print)
                 for case in (c.at(at) for c in cases if c.product == name):
                     with tempfile.TemporaryDirectory(prefix=f"record-{case.id}-") as folder:
                         recording = record_case(at, case, done, Path(folder))
@@ -151,7 +180,9 @@ def add_product_commands(commands: Any) -> None:
     )
     install.add_argument("--product", **which, help="only this product (default: both)")
     install.add_argument(
-        "--version", default=None, help="only this version (or dist-tag), shipped or not (needs --product)"
+        "--version",
+        default=None,
+        help="only this released version (or dist-tag), shipped or not; checked against npm's list (needs --product)",
     )
     install.add_argument("--cache-dir", **cache)
     install.set_defaults(run=_products_install)
@@ -159,7 +190,10 @@ def add_product_commands(commands: Any) -> None:
     record.add_argument("--product", **which, help="only this product's cases")
     record.add_argument("--case", default=None, help="only the case of this name")
     record.add_argument(
-        "--version", default=None, help="only this shipped version (needs --product; default: every shipped one)"
+        "--version",
+        default=None,
+        help="only this released version (or dist-tag), shipped or not; checked against npm's list "
+        "(needs --product; default: every shipped one)",
     )
     record.add_argument(
         "--output",

@@ -166,7 +166,8 @@ def test_products_install_command_installs_every_shipped_version(
     newest = shipped_versions(SPEC, "codex")[-1]
     argv = ["products", "install", "--product", "codex", "--version", newest, "--cache-dir", str(tmp_path / "other")]
     assert main(argv) == 0
-    assert [c[1] for c in _calls(fake_npm)][len(wanted) :] == [f"@openai/codex@{newest}"]
+    installs = [c[1] for c in _calls(fake_npm)[len(wanted) :] if c[0] == "install"]
+    assert installs == [f"@openai/codex@{newest}"]  # after `npm view` (offline here: not checked)
 
 
 def test_failed_npm_install_is_a_clear_error(

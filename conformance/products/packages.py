@@ -126,7 +126,7 @@ def install_folder(root: Path, package: str, version: str) -> Path:
     return root / f"{package}@{version}"
 
 
-def _npm() -> str:
+def npm() -> str:
     npm = shutil.which("npm")
     if npm is None:
         raise ProductError(
@@ -166,7 +166,7 @@ def resolve_version(package: str, version: str) -> str:
         return version
     if not DIST_TAG.match(version):
         raise ProductError(f"{version!r} is neither an exact version (like 0.147.0) nor an npm dist-tag (like latest)")
-    done = run_command([_npm(), "view", f"{package}@{version}", "version", "--json"], 120)
+    done = run_command([npm(), "view", f"{package}@{version}", "version", "--json"], 120)
     if done.returncode != 0:
         raise ProductError(f"`npm view {package}@{version} version` failed:\n{_tail(done.stderr)}")
     try:
@@ -247,7 +247,7 @@ def install(
     root = cache_root(root)
     if (done := installed(name, package, version, root)) is not None:
         return done, False
-    npm = _npm()
+    command = npm()
     root.mkdir(parents=True, exist_ok=True)
     with _lock(root, package, version):
         if (done := installed(name, package, version, root)) is not None:
@@ -258,7 +258,7 @@ def install(
         try:
             log(f"npm install {package}@{version} into {folder}")
             argv = [
-                npm,
+                command,
                 "install",
                 f"{package}@{version}",
                 "--prefix",

@@ -29,7 +29,15 @@ from conformance.products.draft import (
     draft_entry,
     recorded_catch_alls,
 )
-from conformance.products.packages import EXACT_VERSION, Installed, ProductError, install, resolve_version, run_command
+from conformance.products.packages import (
+    EXACT_VERSION,
+    Installed,
+    ProductError,
+    install,
+    resolve_version,
+    run_command,
+)
+from conformance.products.releases import semver_key
 from conformance.spec import Spec
 
 Json = Any
@@ -249,11 +257,7 @@ def claude_unions(declarations: str) -> list[Union]:
 # ---- the shipped versions
 
 
-def _semver(version: str) -> tuple[int, int, int, int, str]:
-    """A sort key: numbers first, a pre-release before its release."""
-    core, _, pre = version.partition("-")
-    major, minor, patch = (int(part) for part in core.split("."))
-    return major, minor, patch, 0 if pre else 1, pre
+_semver = semver_key  # one sort key for versions, packages.py's
 
 
 def package(spec: Spec, product: str) -> str:

@@ -1,5 +1,6 @@
 """A stand-in for npm in tests/test_products.py: logs its arguments to $FAKE_NPM_LOG; with
-$FAKE_NPM_FAIL it fails as a registry 404 does; ``install PKG@VER --prefix DIR`` writes the
+$FAKE_NPM_FAIL it fails as a registry 404 does; ``view PKG versions`` prints $FAKE_NPM_VERSIONS
+(without it, fails as offline); ``install PKG@VER --prefix DIR`` writes the
 package's manifest and a fake native binary (tests/data/fake_product.py) where the real
 platform package puts it, and for the Agent SDK an sdk.d.ts excerpt from tests/data/upgrade/."""
 
@@ -14,6 +15,12 @@ with open(os.environ["FAKE_NPM_LOG"], "a", encoding="utf-8") as log:
     log.write(json.dumps(args) + "\n")
 if os.environ.get("FAKE_NPM_FAIL"):
     sys.stderr.write("npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/nothing\n")
+    sys.exit(1)
+if args[0] == "view":  # `view PKG versions --json`: $FAKE_NPM_VERSIONS, else fail as offline
+    if "versions" in args and os.environ.get("FAKE_NPM_VERSIONS"):
+        print(os.environ["FAKE_NPM_VERSIONS"])
+        sys.exit(0)
+    sys.stderr.write("npm error code ENOTFOUND\nnpm error network request failed (offline)\n")
     sys.exit(1)
 package, _, version = args[1].rpartition("@")
 modules = Path(args[args.index("--prefix") + 1]) / "node_modules"

@@ -1,0 +1,91 @@
+"""Any released product version, not only the shipped ones: ``products install|record --version``
+check the version against npm's published list (a stubbed list here, through a fake npm) and
+refuse an unpublished one naming the nearest releases. No network."""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+from conformance.products.packages import ProductError
+from conformance.products.releases import check_published
+from conformance.spec import load_spec
+
+DATA = Path(__file__).parent / "data"
+SPEC = load_spec()
+# An excerpt of `npm view @openai/codex versions --json` (2026-12-02): platform builds are
+# versions of the same package; 0.170.x was never published.
+PUBLISHED = ["0.147.0-linux-x64", "0.147.0", "0.148.0-alpha.8", "0.148.0", "0.160.0-linux-x64", "0.160.0"]
+PUBLISHED += ["0.169.1-linux-x64", "0.169.1", "0.171.0-linux-x64", "0.171.0"]
+
+
+@pytest.fixture
+def fake_npm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """PATH holds only a fake npm whose `view … versions` answers PUBLISHED; returns its call log."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    npm = bin_dir / "npm"
+    npm.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{DATA / "fake_npm.py"}" "$@"\n', encoding="utf-8")
+    npm.chmod(npm.stat().st_mode | stat.S_IEXEC)
+    log = tmp_path / "npm.log"
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("FAKE_NPM_LOG", str(log))
+    monkeypatch.setenv("FAKE_NPM_VERSIONS", json.dumps(PUBLISHED))
+    return log
+
+
+def _calls(log: Path) -> list[list[str]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+@pytest.mark.parametrize(
+    ("version", "nearest"),
+    [
+        ("0.170.0", "0.169.1 and 0.171.0"),  # between releases: both sides
+        ("0.140.0", "0.147.0"),  # older than every release
+        ("0.999.0", "0.171.0"),  # newer than every release
+        ("0.148.0-alpha.9", "0.147.0 and 0.148.0"),  # platform builds and pre-releases are never suggested
+    ],
+)
+def test_an_unpublished_version_names_the_nearest_releases(version: str, nearest: str) -> None:
+    with pytest.raises(ProductError, match=f"no @openai/codex@{version}; the nearest published releases: {nearest}$"):
+        check_published("@openai/codex", version, PUBLISHED)
+
+
+@pytest.mark.parametrize("version", ["0.160.0", "0.148.0-alpha.8", "0.147.0"])
+def test_a_published_version_passes_and_an_unknown_list_checks_nothing(version: str) -> None:
+    check_published("@openai/codex", version, PUBLISHED)  # published: in the list, shipped or not
+    check_published("@openai/codex", "0.170.0", None)  # npm could not be asked: the install says why
+
+
+@pytest.mark.parametrize("action", ["install", "record"])
+def test_products_refuse_an_unpublished_version_before_installing(
+    action: str, fake_npm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["products", action, "--product", "codex", "--version", "0.170.0", "--cache-dir", str(tmp_path / "c")]
+    argv += ["--output", str(tmp_path / "out")] if action == "record" else []
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "npm has published no @openai/codex@0.170.0; the nearest published releases: 0.169.1 and 0.171.0" in err
+    assert [c[0] for c in _calls(fake_npm)] == ["view"]  # nothing was installed
+    assert not (tmp_path / "out").exists()
+
+
+def test_products_record_takes_a_published_version_the_spec_does_not_ship(
+    fake_npm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """0.160.0 is published and not shipped: it is installed and recorded under the contract of
+    the nearest shipped version not newer (the fake binary then fails the session: no app-server)."""
+    assert "0.160.0" not in SPEC.areas["codex"].shipped
+    argv = ["products", "record", "--product", "codex", "--version", "0.160.0", "--case", "http-500"]
+    assert main([*argv, "--cache-dir", str(tmp_path / "cache"), "--output", str(tmp_path / "out")]) == 2
+    captured = capsys.readouterr()
+    assert "codex 0.160.0 is not shipped: recording under the contract of 0.147.0" in captured.out
+    assert "is not shipped (shipped:" not in captured.err
+    assert "closed stdout before answering initialize" in captured.err
+    assert [c[:2] for c in _calls(fake_npm)] == [["view", "@openai/codex"], ["install", "@openai/codex@0.160.0"]]
