@@ -22,6 +22,7 @@ from hypothesis import settings
 import conformance
 from conformance.harness import profiles
 from conformance.harness.adapter import Adapter
+from conformance.products import provenance
 from conformance.spec import Spec, SpecError, load_spec
 from conformance.spec.resources import PACKAGE, project_tests_dir
 from conformance.verdict import advisories, operations
@@ -91,6 +92,7 @@ class ConformanceSession:
         self.rerun: str | None = None  # the command that reruns just the violated requirements
         self.claimed: dict[str, list[tuple[str, str]]] = {}  # node id -> its claims markers (overclaim.py)
         self.over_claims: list[str] = []
+        self.products: list[str] = []  # the real products the tests ran (provenance.PROPERTY values)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         xml = self.config.stash.get(junitxml.xml_key, None)  # --junitxml, on the controller only
@@ -182,6 +184,8 @@ class ConformanceSession:
             for key, value in report.user_properties:
                 if key == CLAIMED_PROPERTY:
                     self.claimed[report.nodeid] = pairs_of(value)
+                elif key == provenance.PROPERTY:
+                    self.products.append(str(value))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # An exec adapter ends with the session; a process it started that outlived it fails the run.
@@ -197,6 +201,8 @@ class ConformanceSession:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
         exit_status = int(session.exitstatus)
         run = run_provenance(self.config, exit_status, self.error)
+        if self.products:
+            run["products"] = provenance.gathered(self.products)
         if self.expected is not None:
             run["stale_expected_failures"], run["unused_expected_failures"] = self.stale, self.unused
         report = self.recorder.report(self.spec, self.adapter.impl, self.adapter.declaration, run)

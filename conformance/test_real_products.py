@@ -14,6 +14,7 @@ downloads 400 MB on its own).
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections.abc import Callable
@@ -25,6 +26,7 @@ import pytest
 from conformance.harness.adapter import Adapter
 from conformance.process.blame import Context, Problem, blamed, outcome_problems
 from conformance.process.calls import call_runs
+from conformance.products import provenance
 from conformance.products.draft import recorded_catch_alls
 from conformance.products.packages import PRODUCTS, Installed, OfflineRun, cache_root, installed, product_version
 from conformance.products.recorder import prepare, record_case, running_as_root, server_for, write_recording
@@ -51,10 +53,11 @@ DEADLINE = 60.0  # a real run takes well under a second; this only bounds a hung
 RealProducts = Callable[[str], Installed]
 
 
-@pytest.fixture(scope="session")
-def real_products(spec: Spec) -> RealProducts:
+@pytest.fixture
+def real_products(spec: Spec, request: pytest.FixtureRequest) -> RealProducts:
     """The installed product at the version the session's spec stands at (the claimed one); a
-    clear error naming the install command when it is not in the cache."""
+    clear error naming the install command when it is not in the cache. The test's report names
+    what ran (the report's ``run.products``: conformance/products/provenance.py)."""
 
     def get(name: str) -> Installed:
         package, version = product_version(spec, name)
@@ -65,6 +68,7 @@ def real_products(spec: Spec) -> RealProducts:
                 f"`subagent-conformance products install --product {name} --version {version}` first",
                 pytrace=False,
             )
+        request.node.user_properties.append((provenance.PROPERTY, json.dumps(provenance.provenance(got))))
         return got
 
     return get

@@ -1,9 +1,11 @@
 """Any released product version, not only the shipped ones: ``products install|record --version``
 check the version against npm's published list (a stubbed list here, through a fake npm) and
-refuse an unpublished one naming the nearest releases. No network."""
+refuse an unpublished one naming the nearest releases; and the real tier's provenance (what ran,
+down to the binary's sha256) as the JSON report and the summary carry it. No network."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import stat
 import sys
@@ -12,9 +14,12 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from conformance.products.packages import ProductError
+from conformance.products.packages import Installed, ProductError, install, locked
+from conformance.products.provenance import gathered, provenance
 from conformance.products.releases import check_published
-from conformance.spec import load_spec
+from conformance.spec import load_spec, schema_validator
+from conformance.verdict.report import STATUSES
+from conformance.verdict.summary import markdown_summary
 
 DATA = Path(__file__).parent / "data"
 SPEC = load_spec()
@@ -89,3 +94,51 @@ def test_products_record_takes_a_published_version_the_spec_does_not_ship(
     assert "is not shipped (shipped:" not in captured.err
     assert "closed stdout before answering initialize" in captured.err
     assert [c[:2] for c in _calls(fake_npm)] == [["view", "@openai/codex"], ["install", "@openai/codex@0.160.0"]]
+
+
+# ---- provenance
+
+
+def _installed(fake_npm: Path, tmp_path: Path, name: str) -> Installed:
+    done, _ = install(name, *locked(SPEC, name), tmp_path / "cache")
+    return done
+
+
+@pytest.mark.parametrize("name", ["codex", "claude-code"])
+def test_provenance_names_the_package_the_binary_and_its_hash(name: str, fake_npm: Path, tmp_path: Path) -> None:
+    done = _installed(fake_npm, tmp_path, name)
+    entry = provenance(done, tmp_path / "cache")
+    assert entry["package"] == f"{done.package}@{done.version}" and entry["product_version"] == done.product_version
+    assert (tmp_path / "cache" / entry["binary"]).resolve() == done.binary.resolve()
+    assert not Path(entry["binary"]).is_absolute() and entry["binary"].startswith(f"{done.package}@{done.version}/")
+    assert entry["sha256"] == hashlib.sha256(done.binary.read_bytes()).hexdigest()
+    assert ("sdk" in entry) is (name == "claude-code")
+    validator = schema_validator(SPEC.root, "report").evolve(
+        schema={"$ref": "urn:subagent-conformance:spec:report#/$defs/real_product"}
+    )
+    validator.validate(entry)
+    done.binary.write_bytes(done.binary.read_bytes() + b"\n# changed\n")  # other bytes: another hash
+    assert provenance(done, tmp_path / "cache")["sha256"] != entry["sha256"]
+
+
+def test_the_report_and_summary_name_what_ran(fake_npm: Path, tmp_path: Path) -> None:
+    """The tests' properties, one per test and repeated across tests, become one entry per product
+    in run.products (a valid report), and the summary's line names each package, version and hash."""
+    ran = [_installed(fake_npm, tmp_path, name) for name in ("codex", "claude-code")]
+    entries = [json.dumps(provenance(done, tmp_path / "cache")) for done in ran]
+    products = gathered([entries[1], entries[0], entries[1]])
+    assert [p["product"] for p in products] == ["claude-code", "codex"]
+    report = {
+        "suite": {"name": "subagent-conformance", "version": "0.0.0"},
+        "spec_version": SPEC.version,
+        "adapter": {"impl": "reference_impl", "declaration": None},
+        "run": {"date": "2026-12-02T00:00:00+00:00", "exit_status": 0, "verdict": "conforms", "products": products},
+        "summary": dict.fromkeys(STATUSES, 0),
+        "requirements": [],
+        "tests": [],
+    }
+    schema_validator(SPEC.root, "report").validate(report)
+    text = markdown_summary(report)
+    [line] = [line for line in text.splitlines() if line.startswith("Real products that ran:")]
+    for p in products:
+        assert p["package"] in line and p["product_version"] in line and p["sha256"][:12] in line

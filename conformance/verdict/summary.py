@@ -95,6 +95,17 @@ def _capped(rows: list[str], what: str) -> list[str]:
     return [*rows[:_MOST], f"| … | {len(rows) - _MOST} more {what} in the JSON report | |"]
 
 
+def _real_products(products: list[dict[str, Any]]) -> str:
+    """What the real-products tier ran (report.json#/$defs/real_product): each package, what its
+    binary says of itself, where in the products cache it lies and the start of its sha256."""
+    return "; ".join(
+        f"{_code(p['package'])} ({_cell(p['product_version'])}, {_code(p['binary'])} sha256 {p['sha256'][:12]}"
+        + (f", Node.js {_cell(p['node'])}" if p.get("node") else "")
+        + ")"
+        for p in products
+    )
+
+
 def markdown_summary(
     report: dict[str, Any], docs: str | None = None, rerun: str | None = None, over_claims: list[str] | None = None
 ) -> str:
@@ -121,6 +132,7 @@ def markdown_summary(
     docs = docs or shipped_contract()
     lines += [
         f"Claims: {_claims(declaration)}.",
+        *([f"Real products that ran: {_real_products(run['products'])}."] if run.get("products") else []),
         "",
         "| " + " | ".join(summary) + " |",
         "|" + "---|" * len(summary),
