@@ -74,11 +74,18 @@ def node() -> str:
 
 
 def sdk_log(
-    installed: Installed, run: OfflineRun, mode: str, prompt: str, folder: Path, timeout: float = 60.0
+    installed: Installed,
+    run: OfflineRun,
+    mode: str,
+    prompt: str,
+    folder: Path,
+    timeout: float = 60.0,
+    wrap: list[str] | None = None,
 ) -> tuple[list[Json], str]:
     """Run ``prompt`` through the real SDK's query() with ``run``'s CLI flags, environment and
-    working directory; the driver's log items (without its last line) and its stderr. Raises
-    ProductError when the driver itself fails (no node, a module that will not load, a hang)."""
+    working directory (``wrap``: a command the driver runs under, such as strace); the driver's
+    log items (without its last line) and its stderr. Raises ProductError when the driver itself
+    fails (no node, a module that will not load, a hang)."""
     config = {
         "sdk": str(sdk_entry(installed)),
         "prompt": prompt,
@@ -90,7 +97,7 @@ def sdk_log(
     file.write_text(json.dumps(config), encoding="utf-8")
     env = {"PATH": run.env["PATH"], "HOME": run.env["HOME"], "LANG": "C.UTF-8", "NODE_NO_WARNINGS": "1"}
     with subprocess.Popen(
-        [node(), str(DRIVER), str(file)],
+        [*(wrap or []), node(), str(DRIVER), str(file)],
         cwd=run.cwd,
         env=env,
         stdin=subprocess.DEVNULL,
