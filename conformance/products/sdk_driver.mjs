@@ -8,11 +8,13 @@
 // query()'s options as JSON (cwd, env, model, maxTurns, allowedTools, permissionMode, resume,
 // allowDangerouslySkipPermissions, pathToClaudeCodeExecutable, ...), "deny": whether to pass the
 // unattended provider's callbacks (canUseTool, onElicitation, onUserDialog; never granting),
-// "timeout_ms": when to abort the query}.
+// "timeout_ms": when to abort the query; "own_spawn": false, for a measurement of the SDK's
+// built-in spawn, lets the SDK spawn the CLI itself: only the messages and query_end are logged}.
 //
 // As the provider does, the CLI is spawned through the SDK's spawnClaudeCodeProcess hook, so that
 // what the SDK passes to the CLI and the CLI's stdio can be kept (the CLI stays in the driver's
-// process group, which the caller ends). Every observation is one JSON line on stdout, in the order it happened:
+// process group, which the caller ends). Every observation is one JSON line on stdout, in the
+// order it happened:
 //   {"spawn": {"command", "args", "env_keys", "env_added", "cwd"}}  what the SDK asked to spawn
 //                                                       (env_added: the variables the SDK set itself)
 //   {"stdin": frame} / {"stdout": frame}                 the stream-json the SDK and the CLI exchanged
