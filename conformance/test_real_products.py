@@ -2,7 +2,9 @@
 CLI at the versions the adapter claims (the session's spec stands at them), installed by
 ``subagent-conformance products install``, driven through the adapter's process operations
 (run_codex, run_claude_code) against fake model services on 127.0.0.1 that fail on cue
-(fixtures/recordings/cases.yaml).
+(fixtures/recordings/cases.yaml). The fresh recordings of Claude Code come through the real
+Agent SDK's query() under Node at the claimed version (conformance/products/sdk_run.py), the
+stack a provider ships.
 
 The products run with retries off and no traffic off loopback (conformance.products.packages.offline);
 each outcome is checked against the result the spec's format rules render from the case's
@@ -32,6 +34,7 @@ from conformance.products.packages import PRODUCTS, Installed, OfflineRun, cache
 from conformance.products.recorder import prepare, record_case, running_as_root, server_for, write_recording
 from conformance.products.recordings import Case, expected_results, load_cases
 from conformance.products.replay import replay
+from conformance.products.sdk_run import sdk_log
 from conformance.products.upgrade import compare, official_unions
 from conformance.spec import Spec, load_spec
 from conformance.verdict.blame import Violation
@@ -190,6 +193,10 @@ def test_no_traffic_beyond_loopback(
     trace = [strace, "-f", "-qq", "-e", "trace=connect", "-o", str(log)]
     outcome, request, _ = _run(case, adapter, real_products(product), tmp_path, trace)
     _check(spec, case, outcome, request)
+    _assert_loopback(log, f"the real {product}")
+
+
+def _assert_loopback(log: Path, what: str) -> None:
     text = log.read_text(encoding="utf-8", errors="replace")
     assert "connect(" in text, f"strace saw no connect() at all: the run was not traced\n{text[:2000]}"
     foreign = [
@@ -197,7 +204,28 @@ def test_no_traffic_beyond_loopback(
         for line in text.splitlines()
         if (m := _CONNECT.search(line)) and ((m.group(3) or m.group(4)) not in _LOOPBACK or m.group(2) == "53")
     ]
-    assert foreign == [], f"the real {product} connected beyond 127.0.0.1:\n" + "\n".join(foreign)
+    assert foreign == [], f"{what} connected beyond 127.0.0.1:\n" + "\n".join(foreign)
+
+
+@claims("providers", "claude-code")
+def test_the_agent_sdk_run_stays_on_loopback(
+    spec: Spec, claim: Claim, real_products: RealProducts, tmp_path: Path
+) -> None:
+    """Under strace, the real Agent SDK's query() under Node, with the CLI it spawns (what the
+    recordings come through), connects to nothing but 127.0.0.1, and yields the case's result."""
+    claim("providers", "claude-code")
+    strace = shutil.which("strace")
+    if strace is None:
+        pytest.skip("strace is not installed: the absence of off-loopback traffic cannot be observed here")
+    case = next(c for c in (c.at(spec) for c in CASES) if c.product == "claude-code" and "failure" not in c.expect)
+    log = tmp_path / "strace.log"
+    with server_for(case, tmp_path) as server:
+        run = prepare(case, real_products("claude-code"), server, tmp_path)
+        trace = [strace, "-f", "-qq", "-e", "trace=connect", "-o", str(log)]
+        items, _ = sdk_log(real_products("claude-code"), run, case.mode, case.task, tmp_path, DEADLINE, trace)
+    results = [i["message"] for i in items if "message" in i and i["message"].get("type") == "result"]
+    assert [r.get("result") for r in results] == [case.expect["output_text"]], items[-3:]
+    _assert_loopback(log, "the real Agent SDK")
 
 
 UNION = {"codex": "CDX-001", "claude-code": "CC-001"}  # the requirements that state the unions

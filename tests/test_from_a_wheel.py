@@ -184,3 +184,11 @@ def test_two_runs_of_one_implementation_get_two_columns(runs: Runs) -> None:
     header = next(line for line in text.splitlines() if line.startswith("| requirement |"))
     first, second = [cell.strip() for cell in header.strip("|").split("|")][3:]
     assert first != second and first.startswith(IMPL) and second.startswith(IMPL), header
+
+
+def test_the_agent_sdk_driver_and_its_fake_ship_in_the_wheel(installed: Installed) -> None:
+    """The real tier runs Claude Code through conformance/products/sdk_driver.mjs (a file beside
+    the Python modules, which the wheel must carry); tests/test_sdk_driver.py's fake SDK ships in
+    the fixtures."""
+    assert (installed.package / "products" / "sdk_driver.mjs").is_file()
+    assert (installed.package / "_data" / "fixtures" / "fakes" / "agent_sdk" / "sdk.mjs").is_file()

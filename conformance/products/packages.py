@@ -266,7 +266,9 @@ def install(
                 "--no-save",
                 "--no-package-lock",
                 "--ignore-scripts",  # neither product has an install script; nothing else may run
-                "--legacy-peer-deps",  # the SDK's peers (the JS SDK, zod, MCP) are not needed for the CLI
+                # The SDK's peers (the JS SDK, zod, MCP) are needed neither by the CLI nor by query()
+                # under Node (sdk.mjs imports only Node's built-ins; conformance/products/sdk_run.py).
+                "--legacy-peer-deps",
                 "--no-audit",
                 "--no-fund",
                 "--loglevel=error",

@@ -1,5 +1,6 @@
 """The recorder of the real-products tier: runs a case of cases.yaml against the real product,
-offline against a fake model service, and keeps everything that crossed its stdio.
+offline against a fake model service, and keeps everything that crossed its stdio (for Claude
+Code, run by the real Agent SDK: also every message its query() yielded and what it threw).
 
 What a case is and expects, and where its recording is written, are conformance/products/recordings.py.
 A recording has the run's folder and the fake service's port replaced by placeholders, so that
@@ -21,14 +22,21 @@ from pathlib import Path
 from typing import Any
 
 from conformance.products.model_servers import ModelServer
-from conformance.products.packages import PRODUCTS, Installed, OfflineRun, describe, offline, work_dir
+from conformance.products.packages import (
+    PRODUCTS,
+    Installed,
+    OfflineRun,
+    ProductError,
+    describe,
+    offline,
+    work_dir,
+)
 from conformance.products.recordings import Case, dig, recording_file
+from conformance.products.sdk_run import DRIVER, sdk_log
 from conformance.spec import Spec
 
 Json = Any
 
-# The flags the Claude Agent SDK passes to the CLI for a streaming query.
-SDK_FLAGS = ["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"]
 RUN_PLACEHOLDER = "$RUN"
 PORT_PLACEHOLDER = "$PORT"
 
@@ -167,26 +175,6 @@ def _codex_session(spec: Spec, wire: Wire, case: Case, cwd: Path, deadline: floa
             return
 
 
-def _claude_session(spec: Spec, wire: Wire, case: Case, cwd: Path, deadline: float) -> None:
-    """Speak as the Agent SDK does: the initialize control request, then the task as a stream-json
-    user message; answer any control request the CLI sends with an error (nothing is granted);
-    read up to the result message."""
-    wire.send({"type": "control_request", "request_id": "init-1", "request": {"subtype": "initialize", "hooks": None}})
-    sent_task = False
-    while (frame := wire.next_frame(deadline)) is not None:
-        kind = frame.get("type") if isinstance(frame, dict) else None
-        if kind == "control_response" and not sent_task:
-            message = {"role": "user", "content": [{"type": "text", "text": case.task}]}
-            wire.send({"type": "user", "message": message, "parent_tool_use_id": None, "session_id": ""})
-            sent_task = True
-        elif kind == "control_request":
-            request_id = frame.get("request_id")
-            error = {"subtype": "error", "request_id": request_id, "error": "the recorder grants nothing"}
-            wire.send({"type": "control_response", "response": error})
-        elif kind == "result":
-            return
-
-
 class RecordingError(Exception):
     """A real run did not go as a recording needs (the product closed early, or hung)."""
 
@@ -209,37 +197,20 @@ def _sanitize(value: Any, replacements: list[tuple[str, str]]) -> Any:
     return value
 
 
-def product_argv(case: Case, run: OfflineRun) -> list[str]:
-    """The full command of a recorded run: Claude Code gets the flags the Agent SDK adds (for
-    bypassPermissions also --allow-dangerously-skip-permissions, as allowDangerouslySkipPermissions,
-    which a provider must set for that mode, makes it)."""
-    if case.product != "claude-code":
-        return run.argv
-    bypass = ["--allow-dangerously-skip-permissions"] if case.mode == "bypassPermissions" else []
-    return [*run.argv, *SDK_FLAGS, "--permission-mode", case.mode, *bypass]
-
-
 def record_case(spec: Spec, case: Case, installed: Installed, folder: Path, timeout: float = 60.0) -> Json:
-    """Run ``case`` against the real product and return its recording (not yet written)."""
+    """Run ``case`` against the real product and return its recording (not yet written): Codex's
+    app-server spoken to as table client_frames says, Claude Code through the real Agent SDK's
+    query() (conformance/products/sdk_run.py)."""
     if case.as_root and not running_as_root():
         raise RecordingError(f"{case.id} ({case.where}) records what the product does as root; run it as root")
     folder.mkdir(parents=True, exist_ok=True)
+    client: Json = None
     with server_for(case, folder) as server:
         run = prepare(case, installed, server, folder)
-        run = OfflineRun(product_argv(case, run), run.env, run.cwd)
-        try:
-            wire = Wire(run)
-        except OSError as exc:
-            raise RecordingError(f"{case.id}: cannot start {run.argv[0]}: {exc}") from None
-        try:
-            session = _codex_session if case.product == "codex" else _claude_session
-            session(spec, wire, case, run.cwd, time.monotonic() + timeout)
-        except TimeoutError as exc:
-            raise RecordingError(f"{case.id}: {exc} ({timeout:g} s)") from None
-        except OSError as exc:  # the product closed its stdin: it died mid-session
-            raise RecordingError(f"{case.id}: the product stopped reading its stdin: {exc}") from None
-        finally:
-            wire.close()
+        if case.product == "claude-code":
+            argv, log, client = _sdk_session(case, installed, run, folder, timeout)
+        else:
+            argv, log = run.argv, _codex_wire(spec, case, run, timeout)
         requests = [{"method": r.method, "path": r.path} for r in server.requests]
         port = str(server.port)
     replacements = [(str(folder), RUN_PLACEHOLDER), (f"127.0.0.1:{port}", f"127.0.0.1:{PORT_PLACEHOLDER}")]
@@ -250,13 +221,55 @@ def record_case(spec: Spec, case: Case, installed: Installed, folder: Path, time
         "package": about["package"],
         "version": about["version"],
         "product_version": about["product_version"],
-        "argv": [Path(run.argv[0]).name, *run.argv[1:]],
+        "argv": [Path(argv[0]).name, *argv[1:]],
+        **({"client": client} if client is not None else {}),
         "mode": case.mode,
         "model_requests": requests,
-        "wire": wire.log,
+        "wire": log,
     }
     sanitized: Json = _sanitize(recording, replacements)
     return sanitized
+
+
+def _codex_wire(spec: Spec, case: Case, run: OfflineRun, timeout: float) -> list[Json]:
+    try:
+        wire = Wire(run)
+    except OSError as exc:
+        raise RecordingError(f"{case.id}: cannot start {run.argv[0]}: {exc}") from None
+    try:
+        _codex_session(spec, wire, case, run.cwd, time.monotonic() + timeout)
+    except TimeoutError as exc:
+        raise RecordingError(f"{case.id}: {exc} ({timeout:g} s)") from None
+    except OSError as exc:  # the product closed its stdin: it died mid-session
+        raise RecordingError(f"{case.id}: the product stopped reading its stdin: {exc}") from None
+    finally:
+        wire.close()
+    return wire.log
+
+
+def _sdk_session(
+    case: Case, installed: Installed, run: OfflineRun, folder: Path, timeout: float
+) -> tuple[list[str], list[Json], Json]:
+    """The case through the real SDK: the CLI command the SDK spawned, the driver's log without
+    that spawn, and what ran the CLI (the SDK's package and version, the names of the CLI's
+    environment variables and the values of those the SDK set itself)."""
+    try:
+        log, _ = sdk_log(installed, run, case.mode, case.task, folder, timeout)
+    except ProductError as exc:
+        raise RecordingError(f"{case.id}: {exc}") from None
+    spawns = [item["spawn"] for item in log if "spawn" in item]
+    if len(spawns) != 1:
+        raise RecordingError(f"{case.id}: the Agent SDK spawned the CLI {len(spawns)} times; a run spawns it once")
+    [spawn] = spawns
+    if Path(spawn["command"]).resolve() != installed.binary.resolve():
+        raise RecordingError(f"{case.id}: the Agent SDK ran {spawn['command']}, not its bundled CLI {installed.binary}")
+    client = {
+        "driver": DRIVER.name,
+        "sdk": f"{installed.package}@{installed.version}",
+        "env": spawn["env_keys"],
+        "sdk_env": spawn["env_added"],
+    }
+    return [spawn["command"], *spawn["args"]], [item for item in log if "spawn" not in item], client
 
 
 def write_recording(recording: Json, root: Path | None = None) -> Path:

@@ -27,9 +27,6 @@ from conformance.spec.yamlpos import YamlError, format_path, load_located
 Json = Any
 
 SCHEMA = "real-products"
-# The frames the Claude Agent SDK handles itself (never yielded to its consumer, so never
-# observed by a provider).
-SDK_INTERNAL_TYPES = {"control_request", "control_response", "control_cancel_request", "keep_alive"}
 
 
 def recordings_dir() -> Path:

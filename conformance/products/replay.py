@@ -19,7 +19,6 @@ from conformance.areas.claude_code.oracle import decide, expected_outcome
 from conformance.process.blame import Context, blamed, result_problems
 from conformance.process.blame import Problem as Difference
 from conformance.products.recordings import (
-    SDK_INTERNAL_TYPES,
     Case,
     codex_wire_form,
     dig,
@@ -90,34 +89,25 @@ def codex_terminal(scenario: Json) -> Json:
 
 
 def claude_code_scenario(recording: Json) -> Json:
-    """claude_code_outcome's input from a Claude Code transcript: every stdout message the Agent
-    SDK would yield (all but its own control frames), in order. A transcript without a result
-    message is classified where the stream ends, once the CLI's exit is observed: it also gives
-    that exit as the outcome and, for a non-zero code or a signal, the exception the SDK then
-    ends its stream with (its exit error, which embeds the stderr tail; a clean exit 0 raises
-    nothing). With a result, the result decides the run before the exit is known to be observed
-    (the real CLI exits only after its stdin closes, or races the result), so nothing is added."""
-    messages = [
-        item["stdout"]
-        for item in recording["wire"]
-        if "stdout" in item
-        and isinstance(item["stdout"], dict)
-        and isinstance(item["stdout"].get("type"), str)
-        and item["stdout"]["type"] not in SDK_INTERNAL_TYPES
-    ]
-    scenario: Json = {"mode": recording["mode"], "events": [{"message": m} for m in messages]}
-    exits = [item["exit"] for item in recording["wire"] if "exit" in item]
-    if exits and not any(m["type"] == "result" for m in messages):
-        outcome = exits[-1]
-        scenario["outcome"] = outcome
-        tail = "".join(item["stderr"] for item in recording["wire"] if "stderr" in item)[-4096:]
-        if outcome["exitCode"] != 0:
-            ended = (
-                f"exited with code {outcome['exitCode']}"
-                if outcome["exitCode"] is not None
-                else f"terminated by signal {outcome['signal']}"
-            )
-            scenario["exception"] = {"message": f"Claude Code process {ended}\n{tail}"}
+    """claude_code_outcome's input from a Claude Code recording, made through the real Agent SDK
+    (conformance/products/sdk_run.py): every message its query() yielded, in order; what its
+    iteration threw, when it threw; and the CLI's exit as the outcome only where the driver saw
+    the exit before the run was decided (before the first result message and before the
+    iteration ended): a provider reads the outcome at the moment it classifies."""
+    events: list[Json] = []
+    scenario: Json = {"mode": recording["mode"], "events": events}
+    decided = False
+    for item in recording["wire"]:
+        if "message" in item:
+            events.append({"message": item["message"]})
+            decided = decided or (isinstance(item["message"], dict) and item["message"].get("type") == "result")
+        elif "exit" in item and not decided:
+            scenario["outcome"] = item["exit"]
+        elif "query_end" in item:
+            decided = True
+            thrown = item["query_end"]["thrown"]
+            if thrown is not None:
+                scenario["exception"] = {"message": thrown["message"]}
     return scenario
 
 
@@ -139,6 +129,8 @@ def excerpt(recording: Json) -> str:
             lines.append(f"product line: {item['stdout_line']}")
         elif "stderr" in item:
             lines.append(f"stderr:       {json.dumps(item['stderr'], ensure_ascii=False)}")
+        elif "message" in item:
+            lines.append(f"SDK yielded:  {json.dumps(item['message'], ensure_ascii=False)}")
         else:
             lines.append(f"product:      {json.dumps(item, ensure_ascii=False)}")
     shown = lines[:EXCERPT_LINES]
