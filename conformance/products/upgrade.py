@@ -31,6 +31,7 @@ from conformance.products.draft import (
 )
 from conformance.products.packages import EXACT_VERSION, Installed, ProductError, install, resolve_version, run_command
 from conformance.spec import Spec
+from conformance.spec.releases import semver
 
 Json = Any
 
@@ -249,11 +250,7 @@ def claude_unions(declarations: str) -> list[Union]:
 # ---- the shipped versions
 
 
-def _semver(version: str) -> tuple[int, int, int, int, str]:
-    """A sort key: numbers first, a pre-release before its release."""
-    core, _, pre = version.partition("-")
-    major, minor, patch = (int(part) for part in core.split("."))
-    return major, minor, patch, 0 if pre else 1, pre
+_semver = semver  # the sort key of releases (conformance/spec/releases.py)
 
 
 def package(spec: Spec, product: str) -> str:
@@ -311,6 +308,26 @@ def unions_from(product: str, source: Path) -> list[Union]:
         raise UnionError(f"cannot read {source}: {exc}") from None
 
 
+def read_unions(
+    spec: Spec,
+    product: str,
+    version: str,
+    root: Path | None = None,
+    log: Callable[[str], None] = lambda _: None,
+    source: Path | None = None,
+) -> tuple[str, list[Union], str | None, Installed | None]:
+    """``version``'s official unions, installed (cached) or read from ``source``: the exact
+    version, its unions, what its binary says of itself and the installation (None from ``source``)."""
+    name = package(spec, product)
+    if source is None:
+        version = resolve_version(name, version)
+        installed, _ = install(product, name, version, root, log)
+        return version, official_unions(installed), installed.product_version, installed
+    if not EXACT_VERSION.match(version):
+        raise ProductError(f"--from reads one version: --version must be exact (like 0.147.0), not {version!r}")
+    return version, unions_from(product, source), None, None
+
+
 def upgrade_check(
     spec: Spec,
     product: str,
@@ -322,18 +339,18 @@ def upgrade_check(
     """Read ``version``'s official unions (installed, cached; or from ``source``) and compare them
     with the nearest shipped version's. Returns the report and, for a version the spec does not
     ship, the draft entry (:mod:`conformance.products.draft`)."""
+    version, unions, product_version, _ = read_unions(spec, product, version, root, log, source)
+    return assess(spec, product, version, unions, product_version)
+
+
+def assess(
+    spec: Spec, product: str, version: str, unions: list[Union], product_version: str | None, near: str | None = None
+) -> tuple[Json, Json | None]:
+    """The report of ``version``'s unions against shipped ``near`` (default: :func:`nearest`) and,
+    for a version the spec does not ship, its draft entry as a delta over ``near``."""
     name = package(spec, product)
     shipped = list(spec.areas[product].shipped)
-    product_version: str | None = None
-    if source is None:
-        version = resolve_version(name, version)
-        installed, _ = install(product, name, version, root, log)
-        unions, product_version = official_unions(installed), installed.product_version
-    elif not EXACT_VERSION.match(version):
-        raise ProductError(f"--from reads one version: --version must be exact (like 0.147.0), not {version!r}")
-    else:
-        unions = unions_from(product, source)
-    near = nearest(shipped, version)
+    near = near or nearest(shipped, version)
     at = spec.at({product: near})
     compared = [compare(at, u, recorded_catch_alls(at, product)) for u in unions]
     report: Json = {
