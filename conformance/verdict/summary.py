@@ -121,6 +121,7 @@ def markdown_summary(
     docs = docs or shipped_contract()
     lines += [
         f"Claims: {_claims(declaration)}.",
+        *(f"Release {_cell(line)}." for line in run.get("verified_versions", ())),
         "",
         "| " + " | ".join(summary) + " |",
         "|" + "---|" * len(summary),
