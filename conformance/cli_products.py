@@ -109,9 +109,10 @@ def _upgrade_check(args: argparse.Namespace) -> int:
     import json
 
     from conformance.products.draft import dump
+    from conformance.products.gate_render import render, render_release
     from conformance.products.packages import EXACT_VERSION, ProductError, resolve_version
-    from conformance.products.release import release_check, render_release
-    from conformance.products.upgrade import UnionError, package, render, upgrade_check
+    from conformance.products.release import release_check
+    from conformance.products.upgrade import UnionError, package, upgrade_check
     from conformance.spec.releases import covered, write_product_versions
 
     spec = load_or_say(args)

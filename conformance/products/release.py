@@ -15,24 +15,15 @@ member (:func:`carry_decisions`), so that only new decisions are left open.
 from __future__ import annotations
 
 import datetime
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import conformance
-from conformance.areas.claude_code.oracle import expected_outcome
 from conformance.products.draft import MAPPING_TABLE, catch_all_label
 from conformance.products.packages import Installed, install
-from conformance.products.recordings import (
-    SDK_INTERNAL_TYPES,
-    load_cases,
-    load_recording,
-    recording_file,
-    recordings_dir,
-)
-from conformance.products.replay import claude_code_scenario, codex_scenario, codex_terminal
+from conformance.products.release_wire import record_and_compare
 from conformance.products.upgrade import (
     _COMMENTS,
     CLAUDE_TYPES_FILE,
@@ -140,126 +131,6 @@ def unread_changes(product: str, old: dict[str, list[str]], new: dict[str, list[
     return changes
 
 
-# ---- the wire: a recording as the contract reads it
-
-
-def reading(spec: Spec, product: str, recording: Json) -> Json:
-    """What the contract reads of a recording: Codex, the terminal turn's status and
-    codexErrorInfo; Claude Code, the result the spec's classification gives its messages."""
-    if product == "codex":
-        turn = codex_terminal(codex_scenario(recording)) or {}
-        return {
-            "turn.status": turn.get("status"),
-            "turn.error.codexErrorInfo": (turn.get("error") or {}).get("codexErrorInfo"),
-        }
-    return {"result": expected_outcome(spec, claude_code_scenario(recording))}
-
-
-def _paths(value: Json, prefix: str = "") -> set[str]:
-    if isinstance(value, dict):
-        found = set()
-        for key, item in value.items():
-            path = f"{prefix}.{key}" if prefix else str(key)
-            found |= {path} | _paths(item, path)
-        return found
-    if isinstance(value, list):
-        return set().union(*(_paths(item, f"{prefix}[]") for item in value)) if value else set()
-    return set()
-
-
-def shapes(product: str, recording: Json) -> dict[str, set[str]]:
-    """The field paths of each kind of message the product wrote (Codex: by method; Claude Code: by type)."""
-    found: dict[str, set[str]] = {}
-    for item in recording["wire"]:
-        frame = item.get("stdout")
-        if not isinstance(frame, dict):
-            continue
-        label = frame.get("method") if product == "codex" else frame.get("type")
-        if not isinstance(label, str) or label in SDK_INTERNAL_TYPES:
-            continue
-        found.setdefault(label, set()).update(_paths(frame))
-    return found
-
-
-def compare_recordings(spec: Spec, product: str, case: str, old: Json, new: Json) -> Json:
-    """One case's recording at the release against the neighbour's: the contract's reading of
-    each, and every field path a kind of message gained or lost, classified by :data:`FACTS`."""
-    before, after = reading(spec, product, old), reading(spec, product, new)
-    same = before == after
-    old_shapes, new_shapes = shapes(product, old), shapes(product, new)
-    changes = []
-    for label in sorted(set(old_shapes) | set(new_shapes)):
-        was, now = old_shapes.get(label, set()), new_shapes.get(label, set())
-        for how, paths in (("added", sorted(now - was)), ("removed", sorted(was - now))):
-            for path in paths:
-                known = fact(product, "wire", f"{label} {path}")
-                read = known.read if known else not same
-                why = (
-                    known.why
-                    if known
-                    else ("the reading of the case changed" if not same else "the reading of the case is unchanged")
-                )
-                changes.append({"what": f"{case}: {label} message {how} field {path}", "read": read, "why": why})
-    if not same:
-        changes.insert(
-            0,
-            {
-                "what": f"{case}: the contract reads {after!r}, at the neighbour {before!r}",
-                "read": True,
-                "why": "the reading of the case changed",
-            },
-        )
-    return {"case": case, "reading_equal": same, "changes": changes}
-
-
-def record_and_compare(
-    spec: Spec, product: str, neighbour: str, installed: Installed, log: Callable[[str], None]
-) -> list[Json]:
-    """Record every case of ``product`` at the installed release under ``spec`` (the contract at
-    ``neighbour``), each compared with the neighbour's committed recording."""
-    from conformance.products.recorder import RecordingError, record_case, running_as_root
-
-    compared = []
-    for case in (c.at(spec) for c in load_cases(spec) if c.product == product):
-        if case.as_root and not running_as_root():
-            compared.append(
-                {"case": case.name, "reading_equal": True, "changes": [], "skipped": "records as root only"}
-            )
-            continue
-        path = recording_file(product, neighbour, case.name, recordings_dir())
-        if not path.is_file():
-            compared.append(
-                {
-                    "case": case.name,
-                    "reading_equal": False,
-                    "changes": [
-                        {
-                            "what": f"{case.name}: no recording at {neighbour} ({path})",
-                            "read": True,
-                            "why": "nothing to compare with",
-                        }
-                    ],
-                }
-            )
-            continue
-        log(f"recording {case.id} at {installed.version}")
-        try:
-            with tempfile.TemporaryDirectory(prefix=f"release-{case.id}-") as folder:
-                fresh = record_case(spec, case, installed, Path(folder))
-        except RecordingError as exc:
-            compared.append(
-                {
-                    "case": case.name,
-                    "reading_equal": False,
-                    "changes": [{"what": f"{case.name}: {exc}", "read": True, "why": "the case did not record"}],
-                }
-            )
-            continue
-        entry = compare_recordings(spec, product, case.name, load_recording(spec, path), fresh)
-        compared.append({**entry, "neighbour_recording": str(path)})
-    return compared
-
-
 # ---- carrying the decisions other entries took
 
 
@@ -340,7 +211,7 @@ def release_check(
         mine = _unread_of(product, installed)
         theirs = _unread_of(product, install(product, package(spec, product), equivalent, root, log)[0])
         unread = unread_changes(product, theirs, mine)
-        wire = record_and_compare(at, product, equivalent, installed, log)
+        wire = record_and_compare(at, product, equivalent, installed, log, fact)
         if not all(w["reading_equal"] for w in wire):
             equivalent = None
     report["unread_changes"] = unread
@@ -378,46 +249,3 @@ def _unread_of(product: str, installed: Installed) -> dict[str, list[str]]:
     return (
         unread_unions(product, file.read_text(encoding="utf-8")) if product == "claude-code" and file.is_file() else {}
     )
-
-
-def render_release(report: Json) -> str:
-    """The human form of a release check."""
-    version, product = report["version"], report["product"]
-    neighbours = report["covered_neighbours"]
-    lines = [
-        f"upgrade-check {product}: {report['package']} {version}, which the spec does not cover; compared with "
-        f"the covered neighbour(s) {', '.join(neighbours) or 'none'}"
-    ]
-    for near, seen in report["compared"].items():
-        changes = seen["changes"]
-        lines.append(f"against {near}: " + ("unions equal" if not changes else f"{len(changes)} change(s)"))
-        lines += [f"  {'READ' if c['read'] else 'not read'}: {c['what']} ({c['why']})" for c in changes]
-    for c in report["unread_changes"]:
-        lines.append(f"  {'READ' if c['read'] else 'not read'}: {c['what']} ({c['why']})")
-    if report["wire"] == "not checked":
-        lines.append("wire: not checked (the unions were read offline, --from)")
-    else:
-        for case in report["wire"]:
-            state = "reads the same" if case["reading_equal"] else "DIFFERS"
-            lines.append(f"wire {case['case']}: {case.get('skipped') or state}")
-            lines += [f"  {'READ' if c['read'] else 'not read'}: {c['what']} ({c['why']})" for c in case["changes"]]
-    near = report["equivalent_to"]
-    if near is not None:
-        lines.append(f"EQUIVALENT: nothing the contract reads changed; {version} is tested as {near}")
-        if "versions_file" in report:
-            lines.append(
-                f"wrote {report['versions_file']}; claim {product} {version} and run "
-                f"`python -m pytest --pyargs conformance --product-versions={report['versions_file']} ...`"
-            )
-        else:
-            lines.append("pass --write-versions FILE to record it, then run pytest with --product-versions=FILE")
-        return "\n".join(lines)
-    lines.append(
-        f"CHANGED: {version} changes what the contract reads"
-        + (f"; wrote a draft versions entry to {report['draft']}" if "draft" in report else "")
-    )
-    if report.get("carried"):
-        lines.append("Carried from the spec's other entries: " + ", ".join(report["carried"]))
-    lines.append("Decisions a person must take before it ships (placeholders in the draft):")
-    lines += [f"  {n}. {line}" for n, line in enumerate(report["decisions"], 1)]
-    return "\n".join(lines)
