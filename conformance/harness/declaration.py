@@ -191,7 +191,7 @@ def check_declaration(
             listed = ", ".join(area.shipped)
             file = f"{provider}-{version}.versions.json"
             raise AdapterUsageError(
-                f"{at} claims provider {provider} at {version}, but this spec covers {provider} {listed} only. "
+                f"{at} claims provider {provider} at {version}, but this spec ships {provider} {listed} only. "
                 f"To test {version} before the suite covers it, run `subagent-conformance upgrade-check --product "
                 f"{provider} --version {version} --write-versions {file}` (it verifies that nothing the contract "
                 f"reads changed against a covered neighbour), then rerun with `--product-versions={file}`",
