@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -323,3 +324,67 @@ def test_check_spec_reads_the_fixtures_beside_the_spec_dir(tmp_path: Path, capsy
     assert main(["--spec", str(tmp_path / "spec"), "check-spec"]) == 1
     err = capsys.readouterr().err
     assert f"{script}:" in err and "'sleep_first' was unexpected" in err, err
+
+
+# ---- online: the release installed (a fake npm) and its cases recorded (their recordings stood in for)
+
+
+@pytest.mark.parametrize(
+    ("edit", "status", "wire"),
+    [
+        (
+            lambda m: m.update(written_at="2026-12-02T00:00:00Z"),
+            0,
+            "not read: answer: result message added field written_at",
+        ),
+        (lambda m: m.update(subtype="error_during_execution", is_error=True), 1, "READ: answer: the contract reads"),
+    ],
+    ids=["written_at-is-not-read", "a-changed-result-is-read"],
+)
+def test_online_each_case_is_recorded_and_read_beside_the_neighbours_recording(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    edit: Any,
+    status: int,
+    wire: str,
+) -> None:
+    """The release is installed and every case recorded at it (the recorder stood in for by the
+    neighbour's recording, edited as the release would write it): a field the contract does not
+    read leaves it equivalent, with the wire checked; a different reading refuses it."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    npm = bin_dir / "npm"
+    npm.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{DATA.parent / "fake_npm.py"}" "$@"\n', encoding="utf-8")
+    npm.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("FAKE_NPM_LOG", str(tmp_path / "npm.log"))
+    monkeypatch.setenv("FAKE_NPM_SAME_AS", f"{RELEASE}=0.3.332")
+    at = SPEC.at({"claude-code": "0.3.332"})
+    recorded: list[str] = []
+
+    def record_case(spec: Any, case: Any, installed: Any, folder: Path, timeout: float = 60.0) -> Any:
+        recorded.append(case.name)
+        path = recording_file("claude-code", "0.3.332", case.name, fixtures_dir() / "recordings")
+        recording = json.loads(json.dumps(load_recording(at, path)))
+        for item in recording["wire"]:
+            if (
+                case.name == "answer"
+                and isinstance(item.get("stdout"), dict)
+                and item["stdout"].get("type") == "result"
+            ):
+                edit(item["stdout"])
+        return {**recording, "version": installed.version}
+
+    monkeypatch.setattr("conformance.products.recorder.record_case", record_case)
+    file = tmp_path / "versions.json"
+    argv = _gate("--product", "claude-code", "--version", RELEASE, "--cache-dir", str(tmp_path / "cache"))
+    assert main([*argv, "--write-versions", str(file), "--draft", str(tmp_path / "d.yaml")]) == status
+    text = capsys.readouterr().out
+    assert wire in text, text
+    assert "answer" in recorded and "wire: not checked" not in text
+    if status == 0:
+        [entry] = json.loads(file.read_text(encoding="utf-8"))["verified"]
+        assert entry["wire"] == "checked" and entry["evidence"]["wire"]
+    else:
+        assert not file.exists() and (tmp_path / "d.yaml").exists()

@@ -1,7 +1,8 @@
 """A stand-in for npm in tests/test_products.py: logs its arguments to $FAKE_NPM_LOG; with
 $FAKE_NPM_FAIL it fails as a registry 404 does; ``install PKG@VER --prefix DIR`` writes the
 package's manifest and a fake native binary (tests/data/fake_product.py) where the real
-platform package puts it, and for the Agent SDK an sdk.d.ts excerpt from tests/data/upgrade/."""
+platform package puts it, and for the Agent SDK an sdk.d.ts excerpt from tests/data/upgrade/
+($FAKE_NPM_SAME_AS, "V=N,...": release V ships N's excerpt, as a release that changes no union)."""
 
 import json
 import os
@@ -16,15 +17,16 @@ if os.environ.get("FAKE_NPM_FAIL"):
     sys.stderr.write("npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/nothing\n")
     sys.exit(1)
 package, _, version = args[1].rpartition("@")
+same_as = dict(pair.split("=", 1) for pair in os.environ.get("FAKE_NPM_SAME_AS", "").split(",") if pair)
 modules = Path(args[args.index("--prefix") + 1]) / "node_modules"
 (modules / package).mkdir(parents=True)
 (modules / package / "package.json").write_text(json.dumps({"name": package, "version": version}))
 if package == "@openai/codex":
     binary = modules / "@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
-    schema = str(DATA / "upgrade" / f"codex-{version}")
+    schema = str(DATA / "upgrade" / f"codex-{same_as.get(version, version)}")
 else:
     binary = modules / "@anthropic-ai/claude-agent-sdk-linux-x64/claude"
-    declarations = DATA / "upgrade" / f"claude-agent-sdk-{version}.d.ts"
+    declarations = DATA / "upgrade" / f"claude-agent-sdk-{same_as.get(version, version)}.d.ts"
     (modules / package / "sdk.d.ts").write_text(declarations.read_text(encoding="utf-8"), encoding="utf-8")
     schema = ""
 binary.parent.mkdir(parents=True)
