@@ -65,7 +65,7 @@ def render_release(report: Json) -> str:
     for c in report["unread_changes"]:
         lines.append(f"  {'READ' if c['read'] else 'not read'}: {c['what']} ({c['why']})")
     if report["wire"] == "not checked":
-        lines.append("wire: not checked (the unions were read offline, --from)")
+        lines.append("wire: not checked (the unions were read offline with --from, or differ from every neighbour's)")
     else:
         for case in report["wire"]:
             state = "reads the same" if case["reading_equal"] else "DIFFERS"

@@ -201,19 +201,21 @@ def release_check(
     for near in neighbours:
         report, _ = assess(spec, product, version, unions, product_version, near)
         compared[near] = {"unions": report["unions"], "changes": union_changes(product, report["unions"])}
-    equivalent = next((n for n in neighbours if not any(c["read"] for c in compared[n]["changes"])), None)
+    equal = [n for n in neighbours if not any(c["read"] for c in compared[n]["changes"])]
+    equivalent = equal[0] if equal else None
     base, draft = assess(spec, product, version, unions, product_version, neighbours[0] if neighbours else None)
     report = {**base, "covered_neighbours": neighbours, "compared": compared}
     unread: list[Json] = []
     wire: list[Json] | None = None
-    if installed is not None and equivalent is not None:
-        at = spec.at({product: equivalent})
-        mine = _unread_of(product, installed)
-        theirs = _unread_of(product, install(product, package(spec, product), equivalent, root, log)[0])
-        unread = unread_changes(product, theirs, mine)
-        wire = record_and_compare(at, product, equivalent, installed, log, fact)
-        if not all(w["reading_equal"] for w in wire):
-            equivalent = None
+    if installed is not None:  # online: the wire too, against each neighbour whose unions are equal, in turn
+        equivalent = None
+        for near in equal:
+            theirs = _unread_of(product, install(product, package(spec, product), near, root, log)[0])
+            unread = unread_changes(product, theirs, _unread_of(product, installed))
+            wire = record_and_compare(spec.at({product: near}), product, near, installed, log, fact)
+            if all(w["reading_equal"] for w in wire):
+                equivalent = near
+                break
     report["unread_changes"] = unread
     report["wire"] = "not checked" if wire is None else wire
     report["equivalent_to"] = equivalent
@@ -238,8 +240,13 @@ def release_check(
         return report, entry, None
     assert draft is not None
     carried = carry_decisions(spec, product, draft)
-    done = {c.split(" ", 1)[0] for c in carried}
-    report["decisions"] = [line for line in base["decisions"] if line.split(":", 1)[0] not in done]
+    done = {c.split(" (as ", 1)[0] for c in carried}
+    report["decisions"] = [
+        line
+        for line in base["decisions"]
+        if line.split(":", 1)[0] not in done
+        and not (line.startswith("the catch-all member") and "the catch-all" in done)
+    ]
     report["carried"] = carried
     return report, None, draft
 
