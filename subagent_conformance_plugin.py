@@ -59,6 +59,12 @@ OPTIONS: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [
         "default": None, "metavar": "PATH",
         "help": "write a JSON report: every requirement's status and every test's outcome",
     }),
+    ("product_versions", ("--product-versions",), {
+        "default": None, "metavar": "FILE",
+        "help": "releases the spec does not cover yet, verified on release day by `subagent-conformance upgrade-check "
+        "--product P --version V --write-versions FILE`: a claim of such a release is tested exactly as the covered "
+        "release it is equivalent to",
+    }),
     ("real_products", ("--real-products",), {
         "action": "store_true", "default": False,
         "help": "also run the real-products tier: the installed Codex app-server and Claude Code CLI against fake "

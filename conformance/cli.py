@@ -11,13 +11,23 @@ from pathlib import Path
 from conformance.cli_products import add_product_commands, load_or_say
 
 
+def spec_fixtures(spec: Path | None) -> Path | None:
+    """The fixtures that belong to a spec folder given with --spec: the ``fixtures`` folder beside
+    it (as in a checkout, spec/ and fixtures/ side by side), else None (the shipped ones)."""
+    if spec is None:
+        return None
+    beside = spec.resolve().parent / "fixtures"
+    return beside if (beside / "scenarios").is_dir() or (beside / "recordings").is_dir() else None
+
+
 def _check_spec(args: argparse.Namespace) -> int:
     from conformance.spec_checks import deep_problems
 
     spec = load_or_say(args)
     if spec is None:
         return 1
-    if problems := deep_problems(spec, args.fixtures):
+    fixtures = args.fixtures or spec_fixtures(args.spec)
+    if problems := deep_problems(spec, fixtures):
         print(f"the spec has {len(problems)} problem(s):", file=sys.stderr)
         for problem in problems:
             print(f"  {problem}", file=sys.stderr)
@@ -25,7 +35,9 @@ def _check_spec(args: argparse.Namespace) -> int:
     count = sum(1 for _ in spec.requirements())
     print(
         f"spec {spec.version}: {len(spec.areas)} areas, {count} requirements, no problems "
-        "(golden vectors agree with the oracles; scenario scripts and recordings cases load)"
+        "(golden vectors agree with the oracles; scenario scripts and recordings cases load"
+        + (f", from {fixtures}" if fixtures else "")
+        + ")"
     )
     return 0
 
@@ -169,7 +181,11 @@ def build_parser() -> argparse.ArgumentParser:
         "recordings cases built on it, naming every problem by file, line and field",
     )
     check.add_argument(
-        "--fixtures", type=Path, default=None, metavar="DIR", help="the fixtures folder to check (default: the shipped)"
+        "--fixtures",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the fixtures folder to check (default: the fixtures folder beside --spec DIR, else the shipped one)",
     )
     check.set_defaults(run=_check_spec)
 

@@ -131,26 +131,35 @@ def _products_record(args: argparse.Namespace) -> int:
 
 
 def _upgrade_check(args: argparse.Namespace) -> int:
-    """Exit 0 when the version is shipped and its official unions agree with its entry; 1 when it is
-    not shipped (a draft entry is written) or they differ; 2 on errors."""
+    """A release the spec covers: exit 0 when its official unions agree with its entry, 1 when
+    they differ. One it does not cover (release day): exit 0 when nothing the contract reads
+    changed against a covered neighbour (--write-versions FILE records it), 1 when something did
+    (a draft entry is written). 2 on errors."""
     import json
 
     from conformance.products.draft import dump
-    from conformance.products.packages import ProductError
-    from conformance.products.upgrade import UnionError, render, upgrade_check
+    from conformance.products.gate_render import render, render_release
+    from conformance.products.packages import EXACT_VERSION, ProductError, resolve_version
+    from conformance.products.release import release_check
+    from conformance.products.upgrade import UnionError, package, upgrade_check
+    from conformance.spec.releases import covered, write_product_versions
 
     spec = load_or_say(args)
     if spec is None:
         return 2
+    log = lambda m: print(m, file=sys.stderr)  # noqa: E731
     try:
-        report, draft = upgrade_check(
-            spec,
-            args.product,
-            args.version,
-            args.cache_dir,
-            log=lambda m: print(m, file=sys.stderr),
-            source=args.source,
-        )
+        version = args.version
+        if args.source is None and not EXACT_VERSION.match(version):
+            version = resolve_version(package(spec, args.product), version)  # a dist-tag, once
+        if covered(spec.areas[args.product], version):
+            report, _ = upgrade_check(spec, args.product, version, args.cache_dir, log, args.source)
+            print(json.dumps(report, indent=2) if args.json else render(report))
+            return 0 if report["equal"] else 1
+        report, entry, draft = release_check(spec, args.product, version, args.cache_dir, log, args.source)
+        if entry is not None and args.write_versions is not None:
+            write_product_versions(args.write_versions, entry)
+            report["versions_file"] = str(args.write_versions)
         if draft is not None:
             path = args.draft or Path(f"{args.product}-{report['version']}.draft.yaml")
             path.write_text(dump(draft, report["decisions"]), encoding="utf-8")
@@ -158,8 +167,8 @@ def _upgrade_check(args: argparse.Namespace) -> int:
     except (ProductError, UnionError, OSError) as exc:
         print(f"subagent-conformance upgrade-check: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps(report, indent=2) if args.json else render(report))
-    return 0 if report["shipped"] and report["equal"] else 1
+    print(json.dumps(report, indent=2) if args.json else render_release(report))
+    return 0 if report["equivalent_to"] is not None else 1
 
 
 def add_product_commands(commands: Any) -> None:
@@ -206,8 +215,9 @@ def add_product_commands(commands: Any) -> None:
     record.set_defaults(run=_products_record)
     gate = commands.add_parser(
         "upgrade-check",
-        help="compare a product version's official unions with the nearest version the spec ships; for a version "
-        "it does not ship, write a draft versions entry and list the decisions to take (exit 0: shipped and agreeing)",
+        help="compare a product release's official unions with its entry; for a release the spec does not cover, "
+        "with both covered neighbours (online also its wire): exit 0 when nothing the contract reads changed "
+        "(--write-versions FILE records it), else write a draft versions entry and list the decisions to take",
     )
     gate.add_argument("--product", choices=["codex", "claude-code"], required=True)
     gate.add_argument(
@@ -229,6 +239,14 @@ def add_product_commands(commands: Any) -> None:
         metavar="PATH",
         help="read the official union from this generated schema folder (codex: `codex app-server "
         "generate-json-schema --out PATH`) or sdk.d.ts (claude-code) instead of installing the version",
+    )
+    gate.add_argument(
+        "--write-versions",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="for a release the spec does not cover that is equivalent to a covered neighbour, record it in FILE "
+        "(spec/schema/product-versions.json; added to an existing one) for `pytest --product-versions=FILE`",
     )
     gate.add_argument(
         "--json",

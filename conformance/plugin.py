@@ -30,6 +30,7 @@ from conformance.session import (
     write_outputs,
 )
 from conformance.spec import Spec, SpecError, load_spec
+from conformance.spec.releases import ProductVersionsError, load_product_versions
 from conformance.verdict.coverage import GATE_KEY, RequirementGate
 from conformance.verdict.expected_failures import ExpectedFailures, load_entries
 from conformance.verdict.reach import REACHES_MARKER
@@ -65,15 +66,26 @@ def pytest_configure(config: pytest.Config) -> None:
         if path := config.getoption("expected_failures"):  # before the adapter: a bad list starts nothing
             known = {req.id for req in spec.requirements()}
             expected = ExpectedFailures(load_entries(Path(path), spec.root), path, known, config.rootpath)
+        verified = load_product_versions(Path(path), spec) if (path := config.getoption("product_versions")) else {}
         adapter = load_adapter(
-            config.getoption("impl"), spec, config.getoption("exec_timeout"), config.getoption("validate_adapter")
+            config.getoption("impl"),
+            spec,
+            config.getoption("exec_timeout"),
+            config.getoption("validate_adapter"),
+            verified,
         )
-        spec = spec.at(adapter.declaration["providers"])  # the contract at the claimed product versions
-    except (SpecError, AdapterUsageError, pytest.UsageError, profiles.ProfileError) as exc:
+        providers = adapter.declaration["providers"]
+        tested = [verified[p][v] for p, v in sorted(providers.items()) if v in verified.get(p, {})]
+        # the contract at the claimed product versions; a release verified on release day exactly as its neighbour
+        spec = spec.at(
+            {p: verified[p][v].equivalent_to if v in verified.get(p, {}) else v for p, v in providers.items()}
+        )
+    except (SpecError, AdapterUsageError, ProductVersionsError, pytest.UsageError, profiles.ProfileError) as exc:
         message = str(exc)
         write_outputs(config, usage_error_report(config, message))  # a CI step that uploads it finds it
         raise pytest.UsageError(message) from None
     session = ConformanceSession(config, spec, adapter)
+    session.verified = tested
     session.expected = expected
     global _contract
     _contract = spec
@@ -94,6 +106,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"({sum(1 for _ in session.spec.requirements())} requirements)",
         f"adapter {session.adapter.impl}: {json.dumps(session.adapter.declaration, sort_keys=True)}",
         f"product versions tested: {versions_line(session.spec, session.adapter.declaration['providers'])}",
+        *(v.line for v in session.verified),
         f"hypothesis profile {session.profile!r} (the suite's tests only): "
         f"{current.max_examples} examples per property, {how}",
     ]

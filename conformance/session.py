@@ -24,6 +24,7 @@ from conformance.harness import profiles
 from conformance.harness.adapter import Adapter
 from conformance.products import provenance
 from conformance.spec import Spec, SpecError, load_spec
+from conformance.spec.releases import Verified
 from conformance.spec.resources import PACKAGE, project_tests_dir
 from conformance.verdict import advisories, operations
 from conformance.verdict.blame import blamed_requirements, failure_records, printable, rule_requirements
@@ -93,6 +94,7 @@ class ConformanceSession:
         self.claimed: dict[str, list[tuple[str, str]]] = {}  # node id -> its claims markers (overclaim.py)
         self.over_claims: list[str] = []
         self.products: list[str] = []  # the real products the tests ran (provenance.PROPERTY values)
+        self.verified: list[Verified] = []  # claimed releases verified on release day (--product-versions)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         xml = self.config.stash.get(junitxml.xml_key, None)  # --junitxml, on the controller only
@@ -100,6 +102,8 @@ class ConformanceSession:
             _portable_junit(xml, self.config.rootpath)
             # The product versions the run tested, once for the whole suite (a testsuite property).
             xml.add_global_property("product_versions", versions_line(self.spec, self.adapter.declaration["providers"]))
+            if self.verified:  # and how each release the spec does not cover was verified
+                xml.add_global_property("verified_product_versions", "; ".join(v.line for v in self.verified))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, None, object]:
@@ -203,6 +207,8 @@ class ConformanceSession:
         run = run_provenance(self.config, exit_status, self.error)
         if self.products:
             run["products"] = provenance.gathered(self.products)
+        if self.verified:
+            run["verified_versions"] = [v.line for v in self.verified]
         if self.expected is not None:
             run["stale_expected_failures"], run["unused_expected_failures"] = self.stale, self.unused
         report = self.recorder.report(self.spec, self.adapter.impl, self.adapter.declaration, run)
@@ -319,7 +325,9 @@ def versions_line(spec: Spec, providers: dict[str, str]) -> str:
             continue
         current = area.current
         drives = f" (product {current.product_version})" if current and current.product_version else ""
-        parts.append(f"{name} {area.product['package']}@{area.version}{drives}")
+        claimed = providers[name]
+        release = area.version if claimed == area.version else f"{claimed}, tested as {area.version}"
+        parts.append(f"{name} {area.product['package']}@{release}{drives}")
     return ", ".join(parts) or "none"
 
 

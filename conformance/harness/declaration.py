@@ -10,6 +10,7 @@ import difflib
 import importlib
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -30,6 +31,7 @@ from conformance.harness.claims import (
 )
 from conformance.harness.exec_adapter import ExecAdapter, ExecStartError, Limits
 from conformance.spec import Spec, describe_error, operations_schema
+from conformance.spec.releases import covered
 
 __all__ = ["AdapterUsageError", "check_declaration", "check_operations", "load_adapter", "required_operations"]
 
@@ -47,18 +49,25 @@ def _schema(spec: Spec, definition: str) -> jsonschema.protocols.Validator:
     return operations_schema(spec.root, definition)
 
 
-def load_adapter(impl: str, spec: Spec, exec_timeout: float | None = None, validate: bool = False) -> Adapter:
+def load_adapter(
+    impl: str,
+    spec: Spec,
+    exec_timeout: float | None = None,
+    validate: bool = False,
+    verified: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Adapter:
     """Import ``pkg.mod`` or ``pkg.mod:attr``, or start ``exec:COMMAND``, and check its declaration
     and, for a Python target, that every operation its claims require exists. ``exec_timeout``
     (--call-timeout) overrides pure_call_timeout; ``validate`` (--validate-adapter) also checks
-    every exec protocol line against its schema."""
+    every exec protocol line against its schema; ``verified`` ({product: {release: ...}}, from
+    --product-versions) the releases a claim may name beyond those the spec covers."""
     if exec_timeout is not None and not exec_timeout > 0:
         raise AdapterUsageError(
             f"--call-timeout/--exec-timeout={exec_timeout:g}: a call timeout must be a positive number of seconds",
             "malformed-impl",
         )
     if impl.startswith("exec:"):
-        return _load_exec(impl, spec, exec_timeout, validate)
+        return _load_exec(impl, spec, exec_timeout, validate, verified)
     module_name, _, attr = impl.partition(":")
     if not module_name or not all(part.isidentifier() for part in module_name.split(".")):
         raise AdapterUsageError(
@@ -86,7 +95,7 @@ def load_adapter(impl: str, spec: Spec, exec_timeout: float | None = None, valid
             '(e.g. CONFORMANCE = {"protocol": "1", "bindings": ["chunk-events"], ...})',
             "no-declaration",
         )
-    check_declaration(declaration, spec, f"--impl={impl}: ")
+    check_declaration(declaration, spec, f"--impl={impl}: ", verified=verified)
     check_operations(target, declaration, spec, f"--impl={impl}: ")
     timeout = Limits.from_spec(spec, exec_timeout).pure_call_timeout
     gated = GatedTarget(target, Gate(impl, declaration, spec))
@@ -133,7 +142,9 @@ def check_operations(target: Any, declaration: dict[str, Any], spec: Spec, where
     )
 
 
-def _load_exec(impl: str, spec: Spec, exec_timeout: float | None, validate: bool) -> Adapter:
+def _load_exec(
+    impl: str, spec: Spec, exec_timeout: float | None, validate: bool, verified: Mapping[str, Mapping[str, Any]] | None
+) -> Adapter:
     command = impl.removeprefix("exec:").strip()
     if not command:
         raise AdapterUsageError(f"--impl={impl}: exec: needs a command, e.g. exec:node adapter.mjs", "malformed-impl")
@@ -143,7 +154,7 @@ def _load_exec(impl: str, spec: Spec, exec_timeout: float | None, validate: bool
         raise AdapterUsageError(f"--impl={impl}: {exc}", exc.condition) from None
     try:
         declaration = process.describe()
-        check_declaration(declaration, spec, f"--impl={impl}: ", "the describe answer")
+        check_declaration(declaration, spec, f"--impl={impl}: ", "the describe answer", verified)
     except ExecStartError as exc:
         process.close()
         raise AdapterUsageError(f"--impl={impl}: {exc}", exc.condition) from None
@@ -153,10 +164,17 @@ def _load_exec(impl: str, spec: Spec, exec_timeout: float | None, validate: bool
     return Adapter(impl, declaration, GatedExecTarget(process, Gate(impl, declaration, spec)), spec, process.close)
 
 
-def check_declaration(declaration: Any, spec: Spec, where: str = "", name: str = "CONFORMANCE") -> None:
+def check_declaration(
+    declaration: Any,
+    spec: Spec,
+    where: str = "",
+    name: str = "CONFORMANCE",
+    verified: Mapping[str, Mapping[str, Any]] | None = None,
+) -> None:
     """Raise :class:`AdapterUsageError` for the first usage-error condition that applies, in the
     order of vocabulary adapter-protocol.usage_error; the message says what was expected and what
-    ``name`` (the declaration's source) holds instead."""
+    ``name`` (the declaration's source) holds instead. A provider release the spec does not cover
+    is accepted when ``verified`` (--product-versions) has it."""
     at = f"{where}{name}"
     if isinstance(declaration, dict):
         _check_known_values(declaration, spec, at)
@@ -168,13 +186,15 @@ def check_declaration(declaration: Any, spec: Spec, where: str = "", name: str =
     for error in _schema(spec, "declaration").iter_errors(declaration):
         raise AdapterUsageError(f"{at} is malformed: {_schema_message(error, declaration)}", "malformed-declaration")
     for provider, version in declaration["providers"].items():
-        shipped = spec.areas[provider].shipped
-        if version not in shipped:
-            listed = ", ".join(shipped)
+        area = spec.areas[provider]
+        if not covered(area, version) and version not in (verified or {}).get(provider, {}):
+            listed = ", ".join(area.shipped)
+            file = f"{provider}-{version}.versions.json"
             raise AdapterUsageError(
-                f"{at} claims provider {provider} at {version}, but this spec ships {provider} {listed} only; "
-                f"claim one of them, or run `subagent-conformance upgrade-check --product {provider} --version "
-                f"{version}` to see what {version} changes (a version the spec does not ship cannot be tested)",
+                f"{at} claims provider {provider} at {version}, but this spec ships {provider} {listed} only. "
+                f"To test {version} before the suite covers it, run `subagent-conformance upgrade-check --product "
+                f"{provider} --version {version} --write-versions {file}` (it verifies that nothing the contract "
+                f"reads changed against a covered neighbour), then rerun with `--product-versions={file}`",
                 "unshipped-provider-version",
             )
     for driver in declaration["process_drivers"]:

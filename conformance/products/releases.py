@@ -7,13 +7,7 @@ from __future__ import annotations
 import json
 
 from conformance.products.packages import EXACT_VERSION, ProductError, npm, run_command
-
-
-def semver_key(version: str) -> tuple[int, int, int, int, str]:
-    """A sort key: numbers first, a pre-release before its release."""
-    core, _, pre = version.partition("-")
-    major, minor, patch = (int(part) for part in core.split("."))
-    return major, minor, patch, 0 if pre else 1, pre
+from conformance.spec.releases import semver as semver_key  # one sort key for releases
 
 
 def published_versions(package: str) -> list[str] | None:

@@ -37,8 +37,8 @@ from conformance.products.packages import (
     resolve_version,
     run_command,
 )
-from conformance.products.releases import semver_key
 from conformance.spec import Spec
+from conformance.spec.releases import semver
 
 Json = Any
 
@@ -257,7 +257,7 @@ def claude_unions(declarations: str) -> list[Union]:
 # ---- the shipped versions
 
 
-_semver = semver_key  # one sort key for versions, packages.py's
+_semver = semver  # the sort key of releases (conformance/spec/releases.py)
 
 
 def package(spec: Spec, product: str) -> str:
@@ -315,6 +315,26 @@ def unions_from(product: str, source: Path) -> list[Union]:
         raise UnionError(f"cannot read {source}: {exc}") from None
 
 
+def read_unions(
+    spec: Spec,
+    product: str,
+    version: str,
+    root: Path | None = None,
+    log: Callable[[str], None] = lambda _: None,
+    source: Path | None = None,
+) -> tuple[str, list[Union], str | None, Installed | None]:
+    """``version``'s official unions, installed (cached) or read from ``source``: the exact
+    version, its unions, what its binary says of itself and the installation (None from ``source``)."""
+    name = package(spec, product)
+    if source is None:
+        version = resolve_version(name, version)
+        installed, _ = install(product, name, version, root, log)
+        return version, official_unions(installed), installed.product_version, installed
+    if not EXACT_VERSION.match(version):
+        raise ProductError(f"--from reads one version: --version must be exact (like 0.147.0), not {version!r}")
+    return version, unions_from(product, source), None, None
+
+
 def upgrade_check(
     spec: Spec,
     product: str,
@@ -326,18 +346,18 @@ def upgrade_check(
     """Read ``version``'s official unions (installed, cached; or from ``source``) and compare them
     with the nearest shipped version's. Returns the report and, for a version the spec does not
     ship, the draft entry (:mod:`conformance.products.draft`)."""
+    version, unions, product_version, _ = read_unions(spec, product, version, root, log, source)
+    return assess(spec, product, version, unions, product_version)
+
+
+def assess(
+    spec: Spec, product: str, version: str, unions: list[Union], product_version: str | None, near: str | None = None
+) -> tuple[Json, Json | None]:
+    """The report of ``version``'s unions against shipped ``near`` (default: :func:`nearest`) and,
+    for a version the spec does not ship, its draft entry as a delta over ``near``."""
     name = package(spec, product)
     shipped = list(spec.areas[product].shipped)
-    product_version: str | None = None
-    if source is None:
-        version = resolve_version(name, version)
-        installed, _ = install(product, name, version, root, log)
-        unions, product_version = official_unions(installed), installed.product_version
-    elif not EXACT_VERSION.match(version):
-        raise ProductError(f"--from reads one version: --version must be exact (like 0.147.0), not {version!r}")
-    else:
-        unions = unions_from(product, source)
-    near = nearest(shipped, version)
+    near = near or nearest(shipped, version)
     at = spec.at({product: near})
     compared = [compare(at, u, recorded_catch_alls(at, product)) for u in unions]
     report: Json = {
@@ -358,43 +378,3 @@ def upgrade_check(
     later = tuple(v for v in shipped if _semver(v) > _semver(version))
     report["decisions"] = decisions(draft, notes, tuple(compared[0]["removed"]), later)
     return report, draft
-
-
-def render(report: Json) -> str:
-    """The human form of an upgrade-check report."""
-    version, near = report["version"], report["nearest"]
-    made = f" ({report['product_version']})" if "product_version" in report else ""
-    lines = [
-        f"upgrade-check {report['product']}: {report['package']} {version}{made}; the spec ships "
-        f"{', '.join(report['shipped_versions'])}; compared with "
-        + (f"its entry {near}" if report["shipped"] else f"the nearest shipped version {near}")
-    ]
-    for union in report["unions"]:
-        changed = union["added"] or union["removed"]
-        lines.append(
-            f"{union['name']} -> spec vocabulary {union['vocabulary']} ({union['source']}): "
-            + ("DIFFERS" if changed else f"unchanged, {len(union['official'])} members")
-        )
-        lines += [f"  + {m}" for m in union["added"]]
-        lines += [f"  - {m}" for m in union["removed"]]
-        lines += [f"  note: {n}" for n in union.get("notes", [])]
-    claim = json.dumps({"providers": {report["product"]: version if report["shipped"] else near}})
-    if report["shipped"] and report["equal"]:
-        lines.append(f"SHIPPED: {version} is shipped and its official unions agree with its entry; claim it ({claim})")
-    elif report["shipped"]:
-        lines.append(
-            f"SHIPPED, DIFFERS: the spec's entry for {version} does not match the product's official unions; "
-            "report this to the suite's maintainers"
-        )
-    else:
-        lines.append(
-            f"NOT SHIPPED: this spec does not ship {version}"
-            + (f"; wrote a draft versions entry to {report['draft']}" if "draft" in report else "")
-        )
-        lines.append("Decisions a person must take before it ships (placeholders in the draft):")
-        lines += [f"  {n}. {line}" for n, line in enumerate(report["decisions"], 1)]
-        lines.append(
-            "Open an issue or pull request on the suite with the draft and the evidence for each decision; "
-            f"until it ships, claim a shipped version ({claim})."
-        )
-    return "\n".join(lines)

@@ -58,6 +58,7 @@ class Column:
         return (
             f"impl {self.report['adapter']['impl']}; suite {self.report['suite']['version']}; "
             f"spec {self.report['spec_version']}; {run['date']}; exit {run['exit_status']} ({run['verdict']})"
+            + "".join(f"; {line}" for line in run.get("verified_versions", ()))
         )
 
     def status(self, rid: str) -> tuple[str, str]:

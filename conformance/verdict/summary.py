@@ -133,6 +133,7 @@ def markdown_summary(
     lines += [
         f"Claims: {_claims(declaration)}.",
         *([f"Real products that ran: {_real_products(run['products'])}."] if run.get("products") else []),
+        *(f"Release {_cell(line)}." for line in run.get("verified_versions", ())),
         "",
         "| " + " | ".join(summary) + " |",
         "|" + "---|" * len(summary),

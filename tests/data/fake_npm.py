@@ -2,7 +2,8 @@
 $FAKE_NPM_FAIL it fails as a registry 404 does; ``view PKG versions`` prints $FAKE_NPM_VERSIONS
 (without it, fails as offline); ``install PKG@VER --prefix DIR`` writes the
 package's manifest and a fake native binary (tests/data/fake_product.py) where the real
-platform package puts it, and for the Agent SDK an sdk.d.ts excerpt from tests/data/upgrade/."""
+platform package puts it, and for the Agent SDK an sdk.d.ts excerpt from tests/data/upgrade/
+($FAKE_NPM_SAME_AS, "V=N,...": release V ships N's excerpt, as a release that changes no union)."""
 
 import json
 import os
@@ -23,15 +24,16 @@ if args[0] == "view":  # `view PKG versions --json`: $FAKE_NPM_VERSIONS, else fa
     sys.stderr.write("npm error code ENOTFOUND\nnpm error network request failed (offline)\n")
     sys.exit(1)
 package, _, version = args[1].rpartition("@")
+same_as = dict(pair.split("=", 1) for pair in os.environ.get("FAKE_NPM_SAME_AS", "").split(",") if pair)
 modules = Path(args[args.index("--prefix") + 1]) / "node_modules"
 (modules / package).mkdir(parents=True)
 (modules / package / "package.json").write_text(json.dumps({"name": package, "version": version}))
 if package == "@openai/codex":
     binary = modules / "@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
-    schema = str(DATA / "upgrade" / f"codex-{version}")
+    schema = str(DATA / "upgrade" / f"codex-{same_as.get(version, version)}")
 else:
     binary = modules / "@anthropic-ai/claude-agent-sdk-linux-x64/claude"
-    declarations = DATA / "upgrade" / f"claude-agent-sdk-{version}.d.ts"
+    declarations = DATA / "upgrade" / f"claude-agent-sdk-{same_as.get(version, version)}.d.ts"
     (modules / package / "sdk.d.ts").write_text(declarations.read_text(encoding="utf-8"), encoding="utf-8")
     schema = ""
 binary.parent.mkdir(parents=True)

@@ -1,0 +1,258 @@
+"""Release day: the upgrade gate for a product release the spec does not cover yet.
+
+``upgrade-check`` compares the release's official unions with those of both covered neighbours
+(the nearest covered release below it and above it); online it also installs the release and
+records every real-products case against the loopback fakes, and reads each recording as the
+contract does, beside the neighbour's recording. Every difference is named and classified, as
+oasdiff classifies API changes as breaking or not, by :data:`FACTS` (data, not code): whether
+the contract reads it. Nothing the contract reads changed: the release is equivalent to the
+neighbour, and ``--write-versions FILE`` records it (conformance/spec/releases.py) for a run to
+test it under the neighbour's contract. Something did: a draft ``versions`` entry over the
+neighbour below, carrying every decision another entry of the spec already took for the same
+member (:func:`carry_decisions`), so that only new decisions are left open.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import conformance
+from conformance.products.draft import MAPPING_TABLE, catch_all_label
+from conformance.products.packages import Installed, install
+from conformance.products.release_wire import record_and_compare
+from conformance.products.upgrade import (
+    _COMMENTS,
+    CLAUDE_TYPES_FILE,
+    UnionError,
+    _alias,
+    _literals,
+    assess,
+    package,
+    read_unions,
+)
+from conformance.spec import Spec
+from conformance.spec.crosscheck import is_placeholder
+from conformance.spec.releases import covered_neighbours, verified_entry
+
+Json = Any
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One thing a release can change, and whether the contract reads it (and why)."""
+
+    product: str
+    kind: str  # "union" (an official union) or "wire" (a message's field, as "<message> <path>")
+    name: str
+    read: bool
+    why: str
+
+
+FACTS: tuple[Fact, ...] = (
+    Fact("codex", "union", "CodexErrorInfo", True, "each member is a variant the provider maps (table variants)"),
+    Fact(
+        "codex",
+        "union",
+        "CodexErrorInfo variants with httpStatusCode",
+        True,
+        "a variant with a status keeps it in the diagnostic (table http_status_forms)",
+    ),
+    Fact("claude-code", "union", "SDKResultMessage.subtype", True, "the classification reads each result subtype"),
+    Fact("claude-code", "union", "SDKResultError.subtype", True, "each error subtype is a category of its own"),
+    Fact(
+        "claude-code",
+        "union",
+        "SDKAssistantMessageError",
+        False,
+        "an assistant message's error is never read: the result message decides the run (CC-007)",
+    ),
+    Fact("claude-code", "wire", "result written_at", False, "a timestamp; the classification reads no time"),
+    Fact("claude-code", "wire", "system written_at", False, "a timestamp on system/init, which never decides"),
+)
+"""The classification of changes; a union the gate reads and this table lacks counts as read, a
+wire field it lacks is read exactly when the contract's reading of a case changed."""
+
+UNREAD_UNIONS = {"claude-code": ("SDKAssistantMessageError",), "codex": ()}
+"""Unions the contract does not read, compared only to name their changes (online, where the
+neighbour's package is installed beside the release's)."""
+
+
+def fact(product: str, kind: str, name: str) -> Fact | None:
+    return next((f for f in FACTS if (f.product, f.kind, f.name) == (product, kind, name)), None)
+
+
+def union_changes(product: str, compared: list[Json]) -> list[Json]:
+    """Each member a read union gained or lost against the spec's vocabulary at a neighbour."""
+    changes = []
+    for union in compared:
+        known = fact(product, "union", union["name"])
+        for how, members in (("added", union["added"]), ("removed", union["removed"])):
+            changes += [
+                {
+                    "what": f"{union['name']}: {how} {member}",
+                    "read": known.read if known else True,
+                    "why": known.why if known else "a union the gate reads",
+                }
+                for member in members
+            ]
+    return changes
+
+
+def unread_unions(product: str, declarations: str) -> dict[str, list[str]]:
+    """The members of the unions the contract does not read, from an ``sdk.d.ts``."""
+    text = _COMMENTS.sub("", declarations)
+    found: dict[str, list[str]] = {}
+    for name in UNREAD_UNIONS.get(product, ()):
+        try:
+            found[name] = _literals(_alias(text, name), f"{CLAUDE_TYPES_FILE} {name}")
+        except UnionError:
+            found[name] = []
+    return found
+
+
+def unread_changes(product: str, old: dict[str, list[str]], new: dict[str, list[str]]) -> list[Json]:
+    """Each member an unread union gained or lost between the neighbour's package and the release's."""
+    changes = []
+    for name, members in new.items():
+        known = fact(product, "union", name)
+        before = old.get(name, [])
+        for how, names in (
+            ("added", [m for m in members if m not in before]),
+            ("removed", [m for m in before if m not in members]),
+        ):
+            changes += [
+                {"what": f"{name}: {how} {m}", "read": known.read if known else True, "why": known.why if known else ""}
+                for m in names
+            ]
+    return changes
+
+
+# ---- carrying the decisions other entries took
+
+
+def carry_decisions(spec: Spec, product: str, draft: Json) -> list[str]:
+    """Fill each placeholder of ``draft`` that another entry of the spec already decided for the
+    same member (its mapping row, its doc line, its decision) or the same catch-all; return the
+    members whose decisions were carried, each with the entry it came from."""
+    area = spec.areas[product]
+    union = draft.get("union") or {}
+    carried: list[str] = []
+    table = MAPPING_TABLE[product]
+    key = "variant" if product == "codex" else "category"
+    for member in union.get("adds", ()):
+        entry = next((e for e in area.versions if member in e.union.get("adds", ())), None)
+        if entry is None:
+            continue
+        rows = draft.get("rows", {}).get(table, [])
+        theirs = next((r for r in entry.rows.get(table, ()) if r.get(key) == member), None)
+        for row in rows:
+            if theirs is not None and row.get(key) == member:
+                row.update({k: v for k, v in theirs.items() if is_placeholder(row.get(k)) or k not in row})
+        if member in union.get("docs", {}) and member in entry.union.get("docs", {}):
+            union["docs"][member] = entry.union["docs"][member]
+        decided = next((d for d in entry.decisions if d["about"] == member), None)
+        for index, mine in enumerate(draft.get("decisions", [])):
+            if isinstance(mine, dict) and mine.get("about") == member and decided is not None:
+                draft["decisions"][index] = dict(decided)
+        carried.append(f"{member} (as {entry.version} decided)")
+    catch_all = union.get("catch_all")
+    if catch_all:
+        label = catch_all_label(catch_all["schema"])
+        entry = next(
+            (
+                e
+                for e in area.versions
+                if "catch_all" in e.union and catch_all_label(e.union["catch_all"]["schema"]) == label
+            ),
+            None,
+        )
+        if entry is not None:
+            catch_all["category"] = entry.union["catch_all"]["category"]
+            decided = next((d for d in entry.decisions if d["about"] == "catch_all"), None)
+            draft["decisions"] = [
+                dict(decided) if isinstance(d, dict) and d.get("about") == "catch_all" and decided else d
+                for d in draft["decisions"]
+            ]
+            carried.append(f"the catch-all (as {entry.version} decided)")
+    return carried
+
+
+# ---- the gate
+
+
+def release_check(
+    spec: Spec,
+    product: str,
+    version: str,
+    root: Path | None = None,
+    log: Callable[[str], None] = lambda _: None,
+    source: Path | None = None,
+) -> tuple[Json, Json | None, Json | None]:
+    """The report of a release the spec does not cover, its product-versions entry when it is
+    equivalent to a covered neighbour, else its draft ``versions`` entry."""
+    version, unions, product_version, installed = read_unions(spec, product, version, root, log, source)
+    area = spec.areas[product]
+    neighbours = [n for n in covered_neighbours(area, version) if n is not None]
+    compared: dict[str, Json] = {}
+    for near in neighbours:
+        report, _ = assess(spec, product, version, unions, product_version, near)
+        compared[near] = {"unions": report["unions"], "changes": union_changes(product, report["unions"])}
+    equal = [n for n in neighbours if not any(c["read"] for c in compared[n]["changes"])]
+    equivalent = equal[0] if equal else None
+    base, draft = assess(spec, product, version, unions, product_version, neighbours[0] if neighbours else None)
+    report = {**base, "covered_neighbours": neighbours, "compared": compared}
+    unread: list[Json] = []
+    wire: list[Json] | None = None
+    if installed is not None:  # online: the wire too, against each neighbour whose unions are equal, in turn
+        equivalent = None
+        for near in equal:
+            theirs = _unread_of(product, install(product, package(spec, product), near, root, log)[0])
+            unread = unread_changes(product, theirs, _unread_of(product, installed))
+            wire = record_and_compare(spec.at({product: near}), product, near, installed, log, fact)
+            if all(w["reading_equal"] for w in wire):
+                equivalent = near
+                break
+    report["unread_changes"] = unread
+    report["wire"] = "not checked" if wire is None else wire
+    report["equivalent_to"] = equivalent
+    report["equal"] = equivalent is not None
+    if equivalent is not None:
+        evidence = {
+            "source": f"{report['package']}@{version} installed" if installed else f"--from {source}",
+            "suite": conformance.__version__,
+            "spec_version": spec.version,
+            "neighbours": {
+                n: ("equal" if not any(c["read"] for c in compared[n]["changes"]) else "differs") for n in neighbours
+            },
+            "unions": [
+                {"name": u["name"], "source": u["source"], "members": u["official"]}
+                for u in compared[equivalent]["unions"]
+            ],
+            **({"wire": wire} if wire is not None else {}),
+            **({"product_version": product_version} if product_version else {}),
+        }
+        day = datetime.datetime.now(datetime.UTC).date().isoformat()
+        entry = verified_entry(product, report["package"], version, equivalent, day, wire is not None, evidence)
+        return report, entry, None
+    assert draft is not None
+    carried = carry_decisions(spec, product, draft)
+    done = {c.split(" (as ", 1)[0] for c in carried}
+    report["decisions"] = [
+        line
+        for line in base["decisions"]
+        if line.split(":", 1)[0] not in done
+        and not (line.startswith("the catch-all member") and "the catch-all" in done)
+    ]
+    report["carried"] = carried
+    return report, None, draft
+
+
+def _unread_of(product: str, installed: Installed) -> dict[str, list[str]]:
+    file = installed.package_dir / CLAUDE_TYPES_FILE
+    return (
+        unread_unions(product, file.read_text(encoding="utf-8")) if product == "claude-code" and file.is_file() else {}
+    )
