@@ -8,6 +8,7 @@ generated runs (test_codex_runs.py) and canaries at every Codex site of redactio
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -143,7 +144,7 @@ def _signature_cuts() -> list[Any]:
         cuts = [(i,) for i in range(1, len(signature))] + [(i, middle + 1) for i in range(1, middle)]
         for cut in cuts:
             bounds = [0, *cut, len(signature)]
-            pieces = [signature[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+            pieces = [signature[a:b] for a, b in itertools.pairwise(bounds)]
             chunks = ["noise " + pieces[0], *pieces[1:-1], pieces[-1] + " noise"]
             params.append(pytest.param(signature, chunks, id=f"{signature[:8]}-{'-'.join(map(str, cut))}"))
     return params
