@@ -5,8 +5,9 @@ suite (``subagent_conformance_plugin`` decides)."""
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,9 @@ from conformance.harness.adapter import Adapter
 from conformance.harness.claims import OPERATIONS, Claims
 from conformance.plugin import CLAIMS_MARKER, session_of
 from conformance.process import ahead
+from conformance.session import requirement_ids
 from conformance.spec import Spec
-from conformance.verdict.report import NOT_APPLICABLE
+from conformance.verdict.report import NOT_APPLICABLE, UNCHECKED_PROPERTY
 
 
 @pytest.fixture(scope="session")
@@ -73,6 +75,24 @@ def claim(adapter: Adapter, pytestconfig: pytest.Config) -> Callable[[str, str],
             pytest.skip(_unclaimed(adapter.impl, kind, value))
 
     return need
+
+
+Unchecked = Callable[[Iterable[str], str], None]
+
+
+@pytest.fixture
+def unchecked(request: pytest.FixtureRequest) -> Unchecked:
+    """``unchecked(ids, why)``: this test did not check ``ids`` after all (an operation not
+    claimed, ``why`` then starting "not applicable: "; a condition that never arose), so their
+    status never reads passed from it (conformance/verdict/report.py)."""
+
+    def record(ids: Iterable[str], why: str) -> None:
+        marked = set(requirement_ids(request.node))
+        found = {rid: why for rid in ids if rid in marked}
+        if found:
+            request.node.user_properties.append((UNCHECKED_PROPERTY, json.dumps(found)))
+
+    return record
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """Tier 2, the adapter protocol: a pure operation answers the same whatever was called before
-(ADP-014).
+(ADP-014), and an exec adapter's exchange holds the exec protocol (ADP-015..ADP-017).
 
 The inputs are the spec's golden vectors of every pure operation (``VECTOR_CALLS`` says which
 table feeds which operation, and which claim makes a vector applicable); the expected answers
@@ -19,6 +19,7 @@ import pytest
 from conformance.areas.diagnostic.oracle import product
 from conformance.harness.adapter import Adapter
 from conformance.harness.claims import Claims
+from conformance.harness.exec_adapter import ExecTarget
 from conformance.spec import Spec, expand_text
 from conformance.verdict.report import NOT_APPLICABLE
 
@@ -185,12 +186,10 @@ def _short(value: Any) -> str:
     return text if len(text) <= 400 else text[:400] + "…"
 
 
-@pytest.mark.requirement("ADP-014")
-def test_pure_operations_answer_alike_whatever_came_before(adapter: Adapter, spec: Spec) -> None:
-    """Over the vectors of what the adapter claims: operations it implements, and inputs of claimed
-    bindings and settlement paths (conformance/harness/claims.py)."""
+def _claimed_calls(adapter: Adapter, spec: Spec) -> list[tuple[str, str, Any]]:
+    """(what, operation, input) of every golden vector of what the adapter claims."""
     claimed = Claims.of(adapter.declaration, spec)
-    calls = [
+    return [
         (f"{c.op} of {c.area}.{c.table} row {row['name']!r}", c.op, value)
         for c in VECTOR_CALLS
         for row in c.rows(spec)
@@ -198,6 +197,28 @@ def test_pure_operations_answer_alike_whatever_came_before(adapter: Adapter, spe
         and (value := c.input(row)) is not None
         and claimed.unclaimed(c.op, value) is None
     ]
+
+
+@pytest.mark.requirement("ADP-015", "ADP-016", "ADP-017")
+def test_exec_exchange_holds_the_protocol(adapter: Adapter, spec: Spec) -> None:
+    """An exec adapter's process described itself first (ADP-017), and answers calls with one
+    JSON object line each whose id is the request's (ADP-015, ADP-016): the exchange of this run
+    enforces all three on every line, so a call answered here shows them held (a broken line
+    fails the call, blamed by conformance/harness/exec_adapter.py)."""
+    if not isinstance(adapter.target, ExecTarget):
+        pytest.skip(f"{NOT_APPLICABLE}{adapter.impl} is not an exec adapter (the exec protocol is not used)")
+    calls = _claimed_calls(adapter, spec)
+    if not calls:
+        pytest.skip(f"{NOT_APPLICABLE}{adapter.impl} claims no pure operation that has golden vectors")
+    for _, op, value in calls[:3]:
+        adapter.call(op, value)
+
+
+@pytest.mark.requirement("ADP-014")
+def test_pure_operations_answer_alike_whatever_came_before(adapter: Adapter, spec: Spec) -> None:
+    """Over the vectors of what the adapter claims: operations it implements, and inputs of claimed
+    bindings and settlement paths (conformance/harness/claims.py)."""
+    calls = _claimed_calls(adapter, spec)
     if not calls:
         pytest.skip(f"{NOT_APPLICABLE}{adapter.impl} claims no pure operation that has golden vectors")
     first = [adapter.call(op, value) for _, op, value in calls]

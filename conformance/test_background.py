@@ -11,7 +11,7 @@ not claim the background mode it needs.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
@@ -23,6 +23,7 @@ from conformance.areas.background.checks import (
     check_job_notice_vector,
     check_notice,
     check_same_diagnostic_in_the_foreground,
+    unclaimed_parts,
 )
 from conformance.areas.background.oracle import row_requirement, tables
 from conformance.areas.background.strategies import (
@@ -44,6 +45,7 @@ from conformance.verdict.reach import row_params, share
 OPERATIONS = frozenset({"job_notice", "job_outcome", "job_output", "render_tool_result", "settlement_notice"})
 
 Claim = Callable[[str, str], None]
+Unchecked = Callable[[Iterable[str], str], None]  # the unchecked fixture (conformance/conftest.py)
 Json = dict[str, Any]
 requirement = pytest.mark.requirement
 _SPEC = load_spec()
@@ -54,8 +56,13 @@ def _reaches_all(table: str) -> pytest.MarkDecorator:
     return pytest.mark.reaches(f"{_AREA}.{table}", *range(len(_SPEC.table(_AREA, table).rows)))
 
 
-def _jobs(claim: Claim) -> None:
+def _jobs(claim: Claim, unchecked: Unchecked | None = None, adapter: Adapter | None = None) -> None:
+    """Go on only for a claimed Job mode; a test of job_outcome claimed without job_output or
+    job_notice checks job_outcome alone, and says which of its requirements it did not check."""
     claim("background", "job")
+    if unchecked is not None and adapter is not None:
+        for rid, why in unclaimed_parts(adapter).items():
+            unchecked([rid], why)
 
 
 def _notices(claim: Claim) -> None:
@@ -68,8 +75,8 @@ def _notices(claim: Claim) -> None:
 @pytest.mark.parametrize(
     "vector", row_params(_SPEC, _AREA, "job_vectors", marks=lambda v: [requirement("BGD-015", *v["covers"])])
 )
-def test_job_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: Json) -> None:
-    _jobs(claim)
+def test_job_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: Json, unchecked: Unchecked) -> None:
+    _jobs(claim, unchecked, adapter)
     with golden_vector(spec, _AREA, "job_vectors", vector, operations=("job_outcome", "job_output")):
         check_job(adapter, spec, vector["input"], vector["outcome"])
 
@@ -81,7 +88,9 @@ def test_job_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: Json) ->
 )
 def test_job_notice_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: Json) -> None:
     _jobs(claim)
-    with golden_vector(spec, _AREA, "completion_vectors", vector, operations=("job_notice",)):
+    # A completion vector fails when its notice differs; job_outcome is then asked why (BGD-017),
+    # and a wrong outcome found there is a failed vector too.
+    with golden_vector(spec, _AREA, "completion_vectors", vector, operations=("job_notice", "job_outcome")):
         check_job_notice_vector(adapter, spec, vector["input"], vector["expected"])
 
 
@@ -112,12 +121,12 @@ _OUTCOME_ROWS = len(_SPEC.table(_AREA, "job_outcomes").rows)
 @pytest.mark.parametrize(
     "row", row_params(_SPEC, _AREA, "job_outcomes", marks=lambda r: [requirement(row_requirement(r))])
 )
-def test_job_outcome_of_any_result(adapter: Adapter, claim: Claim, spec: Spec, row: Json) -> None:
+def test_job_outcome_of_any_result(adapter: Adapter, claim: Claim, spec: Spec, row: Json, unchecked: Unchecked) -> None:
     """Any SubagentResult of this row (results.py's strategy, its diagnostic bounded as settle_run
     bounds it), in both dispatch modes: the Job and the foreground tool result show the same
     diagnostic byte for byte, apart from the output, and a Job that did not complete shows no
     output at all."""
-    _jobs(claim)
+    _jobs(claim, unchecked, adapter)
     for result in boundary_results(spec, row):
         check_job(adapter, spec, {"result": result})
         check_same_diagnostic_in_the_foreground(adapter, spec, result)
@@ -153,10 +162,12 @@ _START_PARAMS = _start_params()
 
 @requirement("BGD-007", "BGD-008", "BGD-009", "BGD-013", "BGD-017")
 @pytest.mark.parametrize(("rejection", "cancelled"), _START_PARAMS)
-def test_job_of_a_failed_start(adapter: Adapter, claim: Claim, spec: Spec, rejection: Json, cancelled: bool) -> None:
+def test_job_of_a_failed_start(
+    adapter: Adapter, claim: Claim, spec: Spec, rejection: Json, cancelled: bool, unchecked: Unchecked
+) -> None:
     """A failed start is killed only when cancelled and not an aggregate; its detail is the
     rejection message (an error name before it allowed), whatever raw cause it carries."""
-    _jobs(claim)
+    _jobs(claim, unchecked, adapter)
 
     @share(len(_START_PARAMS))
     @given(cause=st.one_of(st.none(), any_text(max_size=30), st.just("AggregateError: SECRET_TOKEN wait failure")))
@@ -216,6 +227,19 @@ def _leaks(row: Json, answers: dict[str, Any], canaries: list[str], request: Jso
             )
 
 
+def _job_leaks(adapter: Adapter, row: Json, request: Json, canaries: list[str]) -> None:
+    """Each Job presentation of ``request`` the adapter implements, held to the canary row."""
+    answers: dict[str, Any] = {"job-outcome": adapter.call("job_outcome", request)}
+    _leaks(row, answers, canaries, request, "job_outcome")
+    if adapter.claims("operations", "job_output"):
+        answers["job-output"] = adapter.call("job_output", request)["text"]
+        _leaks(row, answers, canaries, request, "job_output")
+    if adapter.claims("operations", "job_notice"):
+        notice_request = {"jobId": "subagent-1", "label": "d", "settled": request}
+        answers["job-notice"] = adapter.call("job_notice", notice_request)
+        _leaks(row, answers, canaries, notice_request, "job_notice")
+
+
 def _canary_params(where: Callable[[Json], bool]) -> list[Any]:
     return row_params(_SPEC, _AREA, "canary_sites", where=where, marks=lambda r: [requirement("BGD-014", *r["breaks"])])
 
@@ -237,13 +261,7 @@ def test_job_hides_output_canaries(adapter: Adapter, claim: Claim, spec: Spec, r
         outcome_row = data.draw(st.sampled_from(_NOT_COMPLETED))
         result, canaries = planted_result(row["site"], data.draw(results_of_row(spec, outcome_row)))
         request = {"result": result}
-        answers = {"job-outcome": adapter.call("job_outcome", request)}
-        _leaks(row, answers, canaries, request, "job_outcome")
-        answers["job-output"] = adapter.call("job_output", request)["text"]
-        _leaks(row, answers, canaries, request, "job_output")
-        notice_request = {"jobId": "subagent-1", "label": "d", "settled": request}
-        answers["job-notice"] = adapter.call("job_notice", notice_request)
-        _leaks(row, answers, canaries, notice_request, "job_notice")
+        _job_leaks(adapter, row, request, canaries)
 
     check()
 
@@ -259,13 +277,7 @@ def test_job_hides_a_start_failure_cause(adapter: Adapter, claim: Claim, spec: S
     def check(rejection: Json, cancelled: bool, cause: str) -> None:
         failure = {"message": rejection["message"], "aggregate": rejection["aggregate"], "cause": cause}
         request = {"startFailure": failure, "cancelled": cancelled}
-        answers = {"job-outcome": adapter.call("job_outcome", request)}
-        _leaks(row, answers, [cause], request, "job_outcome")
-        answers["job-output"] = adapter.call("job_output", request)["text"]
-        _leaks(row, answers, [cause], request, "job_output")
-        notice_request = {"jobId": "subagent-1", "label": "d", "settled": request}
-        answers["job-notice"] = adapter.call("job_notice", notice_request)
-        _leaks(row, answers, [cause], notice_request, "job_notice")
+        _job_leaks(adapter, row, request, [cause])
 
     check()
 

@@ -113,6 +113,44 @@ def test_canaries_never_reach_the_diagnostic(adapter: Adapter, claim: Claim, spe
     check()
 
 
+_CANARY = "SECRET_0e1f2a3b"
+# Every kind of element errors[] may hold, with a canary wherever the element can carry text.
+_ERROR_ELEMENTS: dict[str, Any] = {
+    "string": _CANARY,
+    "empty-object": {},
+    "object-value": {"message": _CANARY},
+    "object-key": {_CANARY: 1},
+    "nested-object": {"error": {"type": "api_error", "detail": f"/private/{_CANARY}/secret.txt"}},
+    "array-in-object": {"messages": [_CANARY, None]},
+    "array": [_CANARY],
+}
+
+
+@requirement("CC-008")
+@pytest.mark.parametrize("element", sorted(_ERROR_ELEMENTS), ids=str)
+@pytest.mark.parametrize("subtype", [str(v) for v in _SPEC.vocabulary("claude-code.error_subtype").values], ids=str)
+def test_error_elements_never_reach_the_diagnostic(
+    adapter: Adapter, claim: Claim, spec: Spec, subtype: str, element: str
+) -> None:
+    """Each kind of element of an error result's errors[] (a string, objects empty, with text in
+    a value, a key or deeper, an array), beside a string one: the failure line is the row's and
+    holds none of them, on every run (the canary site draws them too, by chance)."""
+    _claude(claim)
+    errors = [_ERROR_ELEMENTS[element], "plain error"]
+    message = {"type": "result", "subtype": subtype, "is_error": True, "errors": errors}
+    mode = str(_SPEC.vocabulary("claude-code.permission_mode").values[0])
+    scenario: Json = {"mode": mode, "events": [{"message": message}]}
+    actual = check_answer(adapter, spec, scenario)
+    if _CANARY in actual.get("diagnostic", ""):
+        raise Violation(
+            diagnosis(spec).copied_rules(scenario, actual["diagnostic"], outcome(adapter)) or ["CC-008"],
+            operation="claude_code_outcome",
+            input=scenario,
+            expected=f"no diagnostic containing {_CANARY!r}",
+            actual=actual,
+        )
+
+
 @requirement("RED-008")
 def test_every_claude_canary_site_is_planted(claim: Claim, spec: Spec) -> None:
     """The canary test covers every Claude Code row of canary_sites that claude_code_outcome can plant."""

@@ -8,6 +8,7 @@ generated runs (test_codex_runs.py) and canaries at every Codex site of redactio
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -131,6 +132,29 @@ def test_stderr_vector(codex_outcome: Outcome, vector: Json) -> None:
     expected = ORACLE.failure(vector["mode"], [], "turn", "other")
     if vector["fact"] is not None:
         expected["diagnostic"] += "\n" + vector["fact"]
+    CHECKS.check(codex_outcome, request, expected)
+
+
+def _signature_cuts() -> list[Any]:
+    """Each stderr signature cut in two at every position, and in three around its middle, with
+    noise before and after: a scanner that reads each chunk alone misses every one (CDX-040)."""
+    params = []
+    for signature in ORACLE.signatures:
+        middle = len(signature) // 2
+        cuts = [(i,) for i in range(1, len(signature))] + [(i, middle + 1) for i in range(1, middle)]
+        for cut in cuts:
+            bounds = [0, *cut, len(signature)]
+            pieces = [signature[a:b] for a, b in itertools.pairwise(bounds)]
+            chunks = ["noise " + pieces[0], *pieces[1:-1], pieces[-1] + " noise"]
+            params.append(pytest.param(signature, chunks, id=f"{signature[:8]}-{'-'.join(map(str, cut))}"))
+    return params
+
+
+@requirement("CDX-040")
+@pytest.mark.parametrize(("signature", "chunks"), _signature_cuts())
+def test_signature_split_at_every_cut(codex_outcome: Outcome, signature: str, chunks: list[str]) -> None:
+    request = failed_run(*({"stderr": c} for c in chunks))
+    expected = ORACLE.failure("never", [], "turn", "other", fact=ORACLE.signature_fact(signature))
     CHECKS.check(codex_outcome, request, expected)
 
 

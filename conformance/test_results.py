@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.areas.diagnostic.oracle import bound as diagnostic_bound
 from conformance.areas.results.oracle import (
     check_rendering,
     check_settlement,
@@ -23,6 +24,7 @@ from conformance.areas.results.oracle import (
     expected_settlement,
 )
 from conformance.areas.results.strategies import (
+    blank_partial_results,
     continuable_requests,
     one_shot_requests,
     out_of_process_requests,
@@ -36,7 +38,7 @@ from conformance.verdict.reach import row_params, share
 from conformance.verdict.report import NOT_APPLICABLE
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
-OPERATIONS = frozenset({"bound_diagnostic", "fold_output", "render_tool_result", "settle_run"})
+OPERATIONS = frozenset({"fold_output", "render_tool_result", "settle_run"})
 
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
@@ -50,11 +52,12 @@ def _any_binding(adapter: Adapter) -> None:
         pytest.skip(f"{NOT_APPLICABLE}{adapter.impl} claims no selection binding (settle/render belong to harnesses)")
 
 
-def _bound(adapter: Adapter) -> Callable[[str], Any]:
-    def bound(text: str) -> Any:  # the bound itself is checked against its own vectors
-        return adapter.call("bound_diagnostic", {"text": text})["text"]
-
-    return bound
+def _bound(spec: Spec) -> Callable[[str], Any]:
+    """The bound a settlement's expected diagnostic is cut with: the contract's own (DIA-019,
+    DIA-020, computed by the suite), never the adapter's bound_diagnostic, so the settlement rows
+    run for a harness that does not implement it, and a correct settle_run is never held to a
+    wrong bound_diagnostic (which its own tests reject)."""
+    return diagnostic_bound(spec).expected
 
 
 def _probe(adapter: Adapter) -> Callable[[Json], Any]:
@@ -99,7 +102,7 @@ def _claimed(adapter: Adapter, requests: st.SearchStrategy[Json]) -> st.SearchSt
 
 def _settle(adapter: Adapter, spec: Spec, request: Json) -> None:
     actual = adapter.call("settle_run", request)
-    expected = expected_settlement(spec, request, _bound(adapter))
+    expected = expected_settlement(spec, request, _bound(spec))
     check_settlement(spec, request, expected, actual, _probe(adapter))
 
 
@@ -240,6 +243,8 @@ def test_rendering_follows_the_headline_and_fragment_tables(
     adapter: Adapter, spec: Spec, stop: str | None, diagnostic: bool, text: bool
 ) -> None:
     _any_binding(adapter)
+    for blank in blank_partial_results(spec, stop, diagnostic) if text else []:  # a stratum, every run
+        check_rendering(spec, blank, expected_rendering(spec, blank), adapter.call("render_tool_result", blank))
 
     @share(len(_RENDER_CASES))
     @given(result=rendered_results(spec, stop, diagnostic, text))

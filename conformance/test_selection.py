@@ -7,7 +7,7 @@ value from the rule's (conformance/areas/selection/blame.py), not on every marke
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
@@ -15,7 +15,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.areas.selection.blame import check_folded, check_selected, first_fold_difference
-from conformance.areas.selection.oracle import SelectionOracle, oracle_values, reached_rows
+from conformance.areas.selection.oracle import (
+    STREAM_RULES,
+    SelectionOracle,
+    oracle_values,
+    reached_rows,
+    stream_rules_reached,
+)
 from conformance.areas.selection.probes import Fold
 from conformance.areas.selection.strategies import steps_for
 from conformance.harness.adapter import Adapter
@@ -28,6 +34,7 @@ OPERATIONS = frozenset({"fold_output", "select_output"})
 
 Claim = Callable[[str, str], None]
 Json = dict[str, Any]
+Unchecked = Callable[[Iterable[str], str], None]  # the unchecked fixture (conformance/conftest.py)
 requirement = pytest.mark.requirement
 
 _SPEC = load_spec()
@@ -103,30 +110,51 @@ def test_golden_vector(adapter: Adapter, claim: Claim, spec: Spec, vector: Json)
             check_selected(spec, binding, steps, actual, probe=_probe(adapter, binding), fold=_fold(adapter))
 
 
+_NEVER_STREAMED = {
+    "SEL-018": "its condition never arose: no answer the rule gives for this test's examples came from a data.stream",
+    "SEL-019": "its condition never arose: no answer the rule gives for this test's examples came from a raw "
+    "text-delta chunk record of a data.stream",
+}
+
+
+def _streams_unreached(unchecked: Unchecked, reached: set[str]) -> None:
+    """SEL-018/SEL-019 were checked only if an example's answer came from a stream (STREAM_RULES)."""
+    for rid in sorted(set(STREAM_RULES) - reached):
+        unchecked([rid], _NEVER_STREAMED[rid])
+
+
 @pytest.mark.parametrize("binding", _by_binding(EVENT_BINDINGS, "SEL-024"))
-def test_select_output_follows_the_rule(adapter: Adapter, claim: Claim, spec: Spec, binding: str) -> None:
+def test_select_output_follows_the_rule(
+    adapter: Adapter, claim: Claim, spec: Spec, binding: str, unchecked: Unchecked
+) -> None:
     claim("bindings", binding)
+    reached: set[str] = set()
 
     @given(steps=steps_for(binding))
     def check(steps: list[Json]) -> None:
         actual = adapter.call("select_output", {"binding": binding, "events": [s["event"] for s in steps]})
         check_selected(spec, binding, steps, actual, probe=_probe(adapter, binding), fold=_fold(adapter))
+        reached.update(stream_rules_reached(spec, binding, steps, final=True))
 
     check()
+    _streams_unreached(unchecked, reached)
 
 
 @pytest.mark.parametrize("binding", _by_binding(ALL_BINDINGS, "SEL-025", "SEL-026"))
 def test_fold_after_every_prefix_is_the_rule_on_that_prefix(
-    adapter: Adapter, claim: Claim, spec: Spec, binding: str
+    adapter: Adapter, claim: Claim, spec: Spec, binding: str, unchecked: Unchecked
 ) -> None:
     claim("bindings", binding)
+    reached: set[str] = set()
 
     @given(steps=steps_for(binding))
     def check(steps: list[Json]) -> None:
         values = adapter.call("fold_output", {"binding": binding, "steps": steps})
         check_folded(spec, binding, steps, values, fold=_fold(adapter))
+        reached.update(stream_rules_reached(spec, binding, steps))
 
     check()
+    _streams_unreached(unchecked, reached)
 
 
 @requirement("SEL-024")

@@ -68,3 +68,44 @@ def test_a_claimed_mode_requires_its_operations(row: dict[str, Any], write: Any,
     assert run.code == pytest.ExitCode.USAGE_ERROR, run.tail
     assert "--impl=lacks_one: CONFORMANCE claims what needs" in run.err, run.tail
     assert f"  {row['operation']}" in run.err.splitlines(), run.tail
+
+
+_ALONE = (
+    "from reference_impl import job_outcome\n"
+    'CONFORMANCE = {"protocol": "1", "bindings": [], "providers": {}, "process_drivers": [],'
+    ' "background": ["job"], "operations": ["job_outcome"]}\n'
+)
+_OUTCOME_RULES = [f"BGD-00{i}" for i in range(1, 8)]
+
+
+@pytest.mark.requirement("ADP-025")
+def test_job_outcome_claimed_alone_is_checked_alone(write: Any, run_suite: RunSuite) -> None:
+    """A Job producer without a job tool claims job_outcome alone: every job_outcome rule is
+    checked, and passes for a correct one; what only job_output or job_notice shows is not
+    applicable (fixtures/known_good/good_bgd_job_outcome_alone.py is the same harness)."""
+    write("outcome_alone", _ALONE)
+    run = run_suite("--pyargs", "conformance.test_background", impl="outcome_alone", report=True)
+    assert run.code == 0, run.tail
+    statuses = {r["id"]: r["status"] for r in run.report["requirements"]}
+    assert {rid: statuses[rid] for rid in _OUTCOME_RULES} == dict.fromkeys(_OUTCOME_RULES, "passed"), statuses
+    for rid in ("BGD-009", "BGD-015", "BGD-017", "BGD-018", "BGD-019"):  # shown only by job_output, job_notice
+        assert statuses[rid] == "not-applicable", (rid, statuses[rid])
+
+
+@pytest.mark.requirement("ADP-025")
+def test_a_wrong_job_outcome_claimed_alone_is_violated(write: Any, run_suite: RunSuite) -> None:
+    """The same harness with a wrong job_outcome (a diagnosed abort reported as a kill) is
+    rejected on that rule, with no job_output to stand behind it."""
+    wrong = _ALONE.replace(
+        "from reference_impl import job_outcome\n",
+        "import reference_impl\n"
+        "def job_outcome(request):\n"
+        "    result = request.get('result') or {}\n"
+        "    if result.get('stopReason') == 'aborted':\n"
+        "        return {'status': 'killed'}\n"
+        "    return reference_impl.job_outcome(request)\n",
+    )
+    write("outcome_alone_wrong", wrong)
+    run = run_suite("--pyargs", "conformance.test_background", impl="outcome_alone_wrong", report=True)
+    assert run.code == 1, run.tail
+    assert "BGD-003" in run.violated(), run.violated()

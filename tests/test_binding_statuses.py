@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conformance.spec import load_spec
+from conformance.spec.resources import fixtures_dir
 from tests.conftest import RunSuite
 
 ADAPTER = """
@@ -41,3 +42,18 @@ def test_rules_of_unclaimed_bindings_are_not_passed(run_suite: RunSuite, tmp_pat
     statuses = {r["id"]: r["status"] for r in run.report["requirements"]}
     assert {rid: statuses[rid] for rid in OTHER_BINDINGS} == dict.fromkeys(OTHER_BINDINGS, "not-applicable")
     assert {rid: statuses[rid] for rid in own} == dict.fromkeys(own, "passed")
+
+
+def test_stream_rules_never_pass_for_a_port_that_reads_no_stream(run_suite: RunSuite) -> None:
+    """A port claiming embedded-stream that never reads data.stream (bad_embedded_reads_chunks) is
+    rejected on the binding's reading rule, and the stream readers' SEL-018/SEL-019 do not read
+    passed from a property test whose examples never needed a stream: their condition never arose."""
+    run = run_suite(
+        "--pyargs", "conformance.test_selection", "-k", "embedded", impl="bad_embedded_reads_chunks",
+        importable=[fixtures_dir() / "known_bad"], report=True,
+    )  # fmt: skip
+    assert run.code == 1, run.tail
+    statuses = {r["id"]: r for r in run.report["requirements"]}
+    assert statuses["SEL-016"]["status"] == "violated"
+    for rid in ("SEL-018", "SEL-019"):
+        assert statuses[rid]["status"] == "not-testable", statuses[rid]

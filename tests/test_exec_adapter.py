@@ -223,3 +223,17 @@ def test_an_exec_adapter_without_an_operations_list_is_held_to_every_required_on
     assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
     failed = done.failed()
     assert failed and all("not implemented: settle_run" in t["message"] for t in failed), failed[:2]
+
+
+@pytest.mark.requirement("ADP-015", "ADP-016", "ADP-017")
+def test_an_exec_run_reports_the_exec_protocol_it_exercised(run_suite: RunSuite, python_adapter: str) -> None:
+    """ADP-015..ADP-017 read passed in an exec run (every call exercised them), and are not
+    applicable to a Python adapter, which does not speak the exec protocol."""
+    protocol = ("ADP-015", "ADP-016", "ADP-017")
+    done = run_suite("-q", "--pyargs", "conformance.test_adapter_protocol", impl=f"exec:{python_adapter}", report=True)
+    assert done.code == 0, done.tail
+    statuses = {r["id"]: r["status"] for r in done.report["requirements"]}
+    assert [statuses[rid] for rid in protocol] == ["passed"] * 3, statuses
+    python = run_suite("-q", "--pyargs", "conformance.test_adapter_protocol", impl="reference_impl", report=True)
+    statuses = {r["id"]: r["status"] for r in python.report["requirements"]}
+    assert [statuses[rid] for rid in protocol] == ["not-applicable"] * 3, statuses

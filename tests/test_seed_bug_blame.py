@@ -10,6 +10,7 @@ import pytest
 
 from conformance.spec import load_spec
 from conformance.spec.resources import fixtures_dir
+from conformance.verdict.summary import markdown_summary
 from tests.conftest import RunSuite
 
 BAD = "bad_empty_message_clears_answer"
@@ -39,5 +40,14 @@ def test_the_seed_bug_is_sel_003_alone(run_suite: RunSuite, selection: list[str]
     failed = run.failed()
     assert failed and {t["blamed"][0] for t in failed} == {"SEL-003"}
     assert all(set(t["blamed"][1:]) <= holds for t in failed)
-    [status] = [r for r in run.report["requirements"] if r["id"] == "SEL-003"]
-    assert status["status"] == "violated"
+    entries = {r["id"]: r for r in run.report["requirements"]}
+    assert entries["SEL-003"]["status"] == "violated" and "consequence_of" not in entries["SEL-003"]
+    # The report and the summary mark the vector tables' "hold" requirements as following from SEL-003.
+    consequences = {rid: r["consequence_of"] for rid, r in entries.items() if "consequence_of" in r}
+    assert consequences == {rid: ["SEL-003"] for rid in set(run.violated()) - {"SEL-003"}}, consequences
+    assert {"SEL-027", *(["RES-018"] if not selection else [])} <= set(consequences), consequences
+    summary = markdown_summary(run.report, docs="docs")
+    [row] = [line for line in summary.splitlines() if line.startswith("| [SEL-027]")]
+    assert "follows from [SEL-003]" in row, row
+    [row] = [line for line in summary.splitlines() if line.startswith("| [SEL-003]")]
+    assert "follows from" not in row, row

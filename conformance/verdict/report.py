@@ -18,12 +18,16 @@ import conformance
 from conformance.spec import Requirement, Spec
 from conformance.verdict.advisories import ADVISORIES_PROPERTY, advised
 from conformance.verdict.blame import printable
+from conformance.verdict.rerun import RULES_PROPERTY
 
 NOT_APPLICABLE = "not applicable: "
 REQUIREMENTS_PROPERTY = "requirements"  # what a test checks: its markers
 BLAMED_PROPERTY = "blamed"  # what a failure shows: the run's one attribution (conformance/verdict/blame.py)
 FAILURE_ATTRIBUTE = "conformance_failure"  # a report attribute (JSON text) that survives pytest-xdist
 EXPECTED_ATTRIBUTE = "conformance_expected"  # likewise: the expected-failure entry that covered a failure
+# What a test did not check after all (an operation not claimed, a condition that never arose):
+# JSON {requirement ID: why}; such a requirement is not among the test's requirements.
+UNCHECKED_PROPERTY = "unchecked"
 
 
 def requirement_ids(report: pytest.TestReport, name: str = REQUIREMENTS_PROPERTY) -> list[str]:
@@ -52,12 +56,18 @@ class Recorder:
         for key, value in report.user_properties:
             if key == ADVISORIES_PROPERTY and (found := json.loads(str(value))):
                 entry[ADVISORIES_PROPERTY] = found
+            if key == UNCHECKED_PROPERTY:
+                entry.setdefault(UNCHECKED_PROPERTY, {}).update(json.loads(str(value)))
+                entry["requirements"] = [r for r in entry["requirements"] if r not in entry[UNCHECKED_PROPERTY]]
         failure = getattr(report, FAILURE_ATTRIBUTE, None)
         if failure is not None:
             details = json.loads(failure)
             entry["blamed"] = requirement_ids(report, BLAMED_PROPERTY)
             entry["attribution"] = details["attribution"]
             entry["failures"] = details["failures"]
+            rules = requirement_ids(report, RULES_PROPERTY)
+            if rules and rules != entry["blamed"]:  # some blamed requirements are only consequences
+                entry["rules"] = rules
         if report.failed:
             entry["outcome"] = "failed" if report.when == "call" else "error"
             entry["message"] = _message(entry, report)
@@ -77,7 +87,9 @@ class Recorder:
         by_requirement: dict[str, list[dict[str, Any]]] = {}
         blamed_on: dict[str, list[dict[str, Any]]] = {}
         advised_on: dict[str, list[dict[str, Any]]] = {}
+        unchecked: dict[str, str] = {}
         for test in self.tests.values():
+            unchecked.update(test.get(UNCHECKED_PROPERTY, {}))
             for rid in test["requirements"]:
                 by_requirement.setdefault(rid, []).append(test)
             for rid in test.get("blamed", ()):
@@ -86,7 +98,11 @@ class Recorder:
                 advised_on.setdefault(rid, []).append(test)
         requirements = [
             _requirement_status(
-                req, by_requirement.get(req.id, []), blamed_on.get(req.id, []), advised_on.get(req.id, [])
+                req,
+                by_requirement.get(req.id, []),
+                blamed_on.get(req.id, []),
+                advised_on.get(req.id, []),
+                unchecked.get(req.id),
             )
             for req in spec.requirements()
         ]
@@ -107,7 +123,11 @@ STATUSES = ("passed", "violated", "expected-failure", "not-met", "not-testable",
 
 
 def _requirement_status(
-    req: Requirement, tests: list[dict[str, Any]], shown: list[dict[str, Any]], advised: list[dict[str, Any]]
+    req: Requirement,
+    tests: list[dict[str, Any]],
+    shown: list[dict[str, Any]],
+    advised: list[dict[str, Any]],
+    unchecked: str | None = None,
 ) -> dict[str, Any]:
     outcomes = {t["outcome"] for t in tests}
     failing = [t for t in shown if t["outcome"] in ("failed", "error")]
@@ -115,6 +135,9 @@ def _requirement_status(
     extra: dict[str, Any] = {}
     if failing:
         status, reason = "violated", f"{len(failing)} failing test(s) show it"
+        rules = [t.get("rules", t.get("blamed", ())) for t in failing]
+        if all(req.id not in r for r in rules):  # no failure broke it as a rule: it follows from theirs
+            extra["consequence_of"] = sorted({rid for r in rules for rid in r})
     elif expected:
         status, reason = "expected-failure", expected[0]["message"]
         extra["expected"] = expected[0].get("expected", {"reason": expected[0]["message"]})
@@ -129,6 +152,9 @@ def _requirement_status(
         reason = f"its tests stopped on failures of other requirements ({', '.join(others) or 'none'})"
     elif req.excluded:
         status, reason = "not-testable", "excluded in the spec: " + " ".join(req.excluded.split())
+    elif not tests and unchecked is not None:  # its tests ran, but none could check it (why)
+        applicable = not unchecked.startswith(NOT_APPLICABLE)
+        status, reason = "not-testable" if applicable else "not-applicable", unchecked.removeprefix(NOT_APPLICABLE)
     elif not tests:
         status, reason = "not-testable", "no test of this run checks it"
     elif "skipped" in outcomes:

@@ -89,6 +89,12 @@ def _link(rid: str, base: str) -> str:
     return f"[{rid}]({requirement_url(rid, base)})"
 
 
+def _follows(requirement: dict[str, Any], docs: str) -> str:
+    """A consequence's mark: the rules it follows from (the report's consequence_of)."""
+    rules = requirement.get("consequence_of")
+    return f" (consequence: follows from {', '.join(_link(rid, docs) for rid in rules)})" if rules else ""
+
+
 def _capped(rows: list[str], what: str) -> list[str]:
     if len(rows) <= _MOST:
         return rows
@@ -149,7 +155,8 @@ def markdown_summary(
             "|---|---|---|---|",
         ]
         rows = [
-            f"| {_link(r['id'], docs)} | {r['level']} | {_cell(r['title'])} | {r['reason'].split()[0]} |"
+            f"| {_link(r['id'], docs)} | {r['level']} | {_cell(r['title'])}{_follows(r, docs)} | "
+            f"{r['reason'].split()[0]} |"
             for r in violated
         ]
         lines += [*_capped(rows, "requirements"), ""]

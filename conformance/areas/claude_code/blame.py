@@ -152,8 +152,14 @@ class ClaudeDiagnosis:
         if probe is not None and not out:
             # A copied object or array (its repr, say) holds no raw string verbatim: put a decoy
             # string in place of each container of a message's fields and see which one shows up.
-            for path in _containers(scenario.get("events", []), "events"):
-                if DECOY in _diagnostic(probe({**scenario, "events": _put(scenario["events"], path, DECOY)})):
+            # A decoy string, then a container of its own kind holding the decoy (a port may copy
+            # only the objects of an array, and a decoy string in an object's place is not one).
+            for path, child in _containers(scenario.get("events", []), "events"):
+                shaped: Any = {DECOY: DECOY} if isinstance(child, dict) else [DECOY]
+                if any(
+                    DECOY in _diagnostic(probe({**scenario, "events": _put(scenario["events"], path, decoy)}))
+                    for decoy in (DECOY, shaped)
+                ):
                     out += self.source_rules(path)
         message = scenario.get("exception", {}).get("message") if isinstance(scenario.get("exception"), dict) else None
         if isinstance(message, str):
@@ -177,16 +183,16 @@ class ClaudeDiagnosis:
         return list(dict.fromkeys(out)) or ["RED-008"]
 
 
-def _containers(value: Any, path: str, depth: int = 0) -> list[str]:
+def _containers(value: Any, path: str, depth: int = 0) -> list[tuple[str, Any]]:
     """The paths of the objects and arrays inside the events' message fields (not the events or
-    messages themselves), outermost first."""
-    found: list[str] = []
+    messages themselves), outermost first, each with what it holds."""
+    found: list[tuple[str, Any]] = []
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, child in items:
         here = f"{path}.{key}" if isinstance(value, dict) else f"{path}[{key}]"
         if isinstance(child, (dict, list)):
             if depth >= 2:  # events[i] . message . field: a field's value, and what it holds
-                found.append(here)
+                found.append((here, child))
             found += _containers(child, here, depth + 1)
     return found
 

@@ -98,7 +98,9 @@ def _raw_extras(draw: st.DrawFn, c: Canaries) -> Json:
 def _site_sdk_result_errors(draw: st.DrawFn, spec: Any, c: Canaries) -> list[Json]:
     subtype = draw(st.sampled_from(tables(spec).error_subtypes))
     shape = draw(st.sampled_from(["array", "array", "string", "object"]))
-    errors: Any = [c.token(draw) for _ in range(draw(st.integers(1, 3)))]
+    # Every array mixes string and object elements, a canary in an object's value and key.
+    errors: Any = [c.token(draw) for _ in range(draw(st.integers(0, 2)))]
+    errors.insert(draw(st.integers(0, len(errors))), {"message": c.token(draw), c.token(draw, shape="token"): {}})
     if shape == "string":  # not an array: unknown, still never copied
         errors = c.token(draw)
     elif shape == "object":

@@ -47,6 +47,7 @@ class CodexDiagnosis:
         self.http = {str(v) for v in spec.vocabulary("codex.http_status_variant").values}
         self.statuses = {str(v) for v in spec.vocabulary("codex.terminal_status").values}
         self.signatures = [str(v) for v in spec.vocabulary("codex.stderr_signature").values]
+        self.whitespace = frozenset(chr(int(c)) for c in spec.vocabulary("claude-code.js_whitespace").values)
         self.sources = SourceRules(spec)
 
     # -- what the scenario holds
@@ -113,11 +114,11 @@ class CodexDiagnosis:
         """Every requirement whose rule tells ``expected`` from ``actual`` (after comparable());
         ``outcome``, the adapter's codex_outcome, confirms which raw field a copied text came from."""
         self.outcome = outcome
-        out: list[str] = []
+        out: list[str] = self.blankness_rules(expected, actual)
         stop_differs = expected.get("stopReason") != actual.get("stopReason")
-        if stop_differs:
+        if stop_differs and not out:
             out += self.stop_reason_rules(request, expected, actual)
-        if expected.get("output") != actual.get("output"):
+        if expected.get("output") != actual.get("output") and not out:
             out += self.output_rules(expected, actual)
         findings = result_findings(expected.get("diagnostic"), actual.get("diagnostic"))
         for f in findings:
@@ -142,6 +143,18 @@ class CodexDiagnosis:
         if turn is not None and turn.get("status") == "interrupted":
             return ["CDX-012"]
         return ["CDX-011"]
+
+    def blankness_rules(self, expected: Json, actual: Json) -> list[str]:
+        """CDX-020 when the answer was judged blank by another whitespace set than trim()'s
+        (vocabulary claude-code.js_whitespace): an answer Python's strip() empties but trim()
+        keeps was dropped, or one that only trim() empties (U+FEFF) was kept; the stop reason
+        and the diagnostic's presence follow from that judgement."""
+        want, got = _answer(expected), _answer(actual)
+        if want is not None and got is None and not want.strip():
+            return ["CDX-020"]
+        if got is not None and want is None and not expected.get("output") and got.strip():
+            return ["CDX-020"] if all(ch in self.whitespace for ch in got) else []
+        return []
 
     @staticmethod
     def output_rules(expected: Json, actual: Json) -> list[str]:
@@ -215,6 +228,15 @@ class CodexDiagnosis:
         return list(dict.fromkeys(out))
 
 
+def _answer(result: Json) -> str | None:
+    """The text of a result's one-block output, None when it has none."""
+    output = result.get("output")
+    if isinstance(output, list) and len(output) == 1 and isinstance(output[0], dict):
+        text = output[0].get("text")
+        return text if isinstance(text, str) else None
+    return None
+
+
 def _category(result: Json) -> str | None:
     text = str(result.get("diagnostic", ""))
     _, found, rest = text.partition("; category: ")
@@ -286,6 +308,21 @@ def _rule_of_ignored(
     if len(kept) == len(request["events"]):
         return None
     return [rule] if comparable(outcome({**request, "events": kept})) == expected else None
+
+
+def split_stderr_rule(outcome: Callable[[Json], Json], request: Json, expected: Json) -> list[str] | None:
+    """CDX-040 when the difference is the doing of how stderr was cut into chunks: with each run
+    of adjacent chunks joined into one (the spec's result stays the same, the tail carries every
+    signature across a cut) the adapter answers as the spec says. None when it is not (probed)."""
+    events: list[Json] = []
+    for event in request["events"]:
+        if "stderr" in event and events and set(events[-1]) == {"stderr"} and set(event) == {"stderr"}:
+            events[-1] = {"stderr": str(events[-1]["stderr"]) + str(event["stderr"])}
+        else:
+            events.append(event)
+    if len(events) == len(request["events"]):
+        return None
+    return ["CDX-040"] if comparable(outcome({**request, "events": events})) == expected else None
 
 
 def ignored_notification_rule(outcome: Callable[[Json], Json], request: Json, expected: Json) -> list[str] | None:

@@ -13,6 +13,7 @@ from conformance.areas.codex.blame import (
     comparable,
     foreign_line_rule,
     ignored_notification_rule,
+    split_stderr_rule,
     unread_detail_rule,
 )
 from conformance.areas.codex.oracle import CodexOracle
@@ -43,6 +44,7 @@ class CodexChecks:
         if actual != expected:
             blamed = (  # an ignored part of the scenario that makes the difference, else the rule of each field
                 ignored_notification_rule(outcome, request, expected)
+                or split_stderr_rule(outcome, request, expected)
                 or foreign_line_rule(outcome, request, expected, "".join(self.oracle.whitespace))
                 or unread_detail_rule(outcome, request, expected, self.diagnosis)
                 or self.diagnosis.diagnose(request, expected, actual, outcome)

@@ -162,6 +162,28 @@ def out_of_process_requests(draw: st.DrawFn, spec: Spec, outcome: str, cancelled
     }
 
 
+#: Partial texts made only of whitespace (ECMAScript's, Python's only, none of trim()'s), each
+#: split over two text blocks too: non-empty, so RES-025 shows them (a check that trims first drops them).
+BLANK_PARTIAL_TEXTS = (" ", "\n", "\t \r\n", "\u00a0\u3000\ufeff", "\u001c\u0085", "\u2028")
+
+
+def blank_partial_results(spec: Spec, stop: str | None, diagnostic: bool) -> list[Json]:
+    """The stratum of whitespace-only partial text for one headline row: every text of
+    BLANK_PARTIAL_TEXTS, in one text block and cut over two beside a reasoning block, so the
+    branch "T is non-empty" of RES-025 is reached on every run, whatever the profile."""
+    stop_reason = stop if stop is not None else EXTENSION_STOP_REASONS[0]
+    found = []
+    for text in BLANK_PARTIAL_TEXTS:
+        cut = max(1, len(text) // 2)
+        split = [{"type": "text", "text": text[:cut]}, {"type": "reasoning", "text": "r"}]
+        for output in ([{"type": "text", "text": text}], [*split, {"type": "text", "text": text[cut:]}]):
+            result: Json = {"output": output, "stopReason": stop_reason}
+            if diagnostic:
+                result["diagnostic"] = "Product subagent failure (product: Codex; stage: turn; category: unknown)"
+            found.append(result)
+    return found
+
+
 @st.composite
 def rendered_results(draw: st.DrawFn, spec: Spec, stop: str | None, diagnostic: bool, text: bool) -> Json:
     """A result settlement can produce, for one headline row (``stop``; None for a stop reason

@@ -151,3 +151,23 @@ def reached_rows(spec: Spec, binding: str, steps: list[Json]) -> set[tuple[str, 
     for step in steps:
         oracle.push(step)
     return oracle.reached
+
+
+# The stream readers' rules, and the origin of a piece each one decides (SelectionOracle._stream).
+STREAM_RULES = {"SEL-018": "record:", "SEL-019": "record:chunk:text-delta"}
+
+
+def stream_rules_reached(spec: Spec, binding: str, steps: list[Json], *, final: bool = False) -> set[str]:
+    """The stream readers' rules (SEL-018, SEL-019) whose condition arose in ``steps``: the rule's
+    answer after some step (after the last one only, ``final``) is the fallback, and a piece of it
+    came from a data.stream record (from a raw text-delta chunk record, for SEL-019). Where none
+    did, a right answer shows nothing of how the adapter reads a stream."""
+    oracle = SelectionOracle(spec, binding)
+    reached: set[str] = set()
+    for n, step in enumerate(steps):
+        oracle.push(step)
+        if (final and n < len(steps) - 1) or oracle.message is not None:
+            continue
+        origins = [p.origin for p in oracle.pieces]
+        reached |= {rid for rid, prefix in STREAM_RULES.items() if any(o.startswith(prefix) for o in origins)}
+    return reached
