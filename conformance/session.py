@@ -118,10 +118,11 @@ class ConformanceSession:
         if not ours(item):
             return (yield)
         previous = settings.get_current_profile_name()
-        profiles.load(self.profile)
+        over_exec = self.adapter.impl.startswith("exec:")
+        profiles.load(self.profile, over_exec)
         found: list[dict[str, Any]] = []
         try:
-            with profiles.stored(), advisories.collecting() as found:
+            with profiles.stored(), profiles.bounded_shrinking(over_exec), advisories.collecting() as found:
                 return (yield)
         finally:
             settings.load_profile(previous)
