@@ -56,7 +56,7 @@ PROFILES: dict[str, dict[str, Any]] = {
 # most of it Hypothesis's explain phase (it varies each part of the shrunk example to say which
 # parts matter). For an exec adapter the profiles run without it (EXEC_SUFFIX), and the successful
 # shrinks of one example are bounded (counted, so deterministic) below Hypothesis's own 500.
-EXEC_MAX_SHRINKS = 100
+EXEC_MAX_SHRINKS = 25
 
 
 @contextlib.contextmanager
