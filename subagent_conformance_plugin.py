@@ -148,8 +148,20 @@ def _shadow() -> Path | None:
     return found if found is not None and found != SUITE else None
 
 
+def _portable_args(config: pytest.Config) -> None:
+    """A node id as the suite's reports print it (``conformance/test_x.py::name``, relative to the
+    folder holding the package, on every machine), given as an argument where no such file is,
+    names the installed suite's module: what a run printed pastes back as it is."""
+    for i, arg in enumerate(config.args):
+        target, sep, rest = str(arg).partition("::")
+        portable = target.startswith(f"{SUITE.name}/") and (_HERE / target).is_file()
+        if portable and not Path(config.invocation_params.dir, target).exists():
+            config.args[i] = f"{_HERE / target}{sep}{rest}"
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    _portable_args(config)
     if not reaches_suite(config):
         given = _given(config)
         if given:

@@ -75,6 +75,25 @@ def _docs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _init(args: argparse.Namespace) -> int:
+    """Write a harness's starter into DIR, overwriting nothing (conformance/starter)."""
+    from conformance.starter import StarterError, write_starter
+
+    spec = load_or_say(args)
+    if spec is None:
+        return 1
+    try:
+        written = write_starter(spec, args.lang, args.dir)
+    except StarterError as exc:
+        print(f"init: {exc}", file=sys.stderr)
+        return 1
+    for path in written:
+        print(f"wrote {path}")
+    adapter = "adapter.py" if args.lang == "python" else "adapter.mjs"
+    print(f"next: fill in the operations of {adapter}, list known gaps in known-gaps.yaml, push")
+    return 0
+
+
 def _read(path: Path) -> str | None:
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
@@ -195,6 +214,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     docs.add_argument("--check", action="store_true", help="fail when the file differs from a fresh rendering")
     docs.set_defaults(run=_docs)
+
+    init = commands.add_parser(
+        "init", help="write a harness's starter: an adapter skeleton, known-gaps.yaml, the CI workflow, constraints"
+    )
+    init.add_argument("--lang", choices=["python", "typescript"], required=True, help="the adapter's language")
+    init.add_argument("dir", nargs="?", type=Path, default=Path("."), help="where (default: the current folder)")
+    init.set_defaults(run=_init)
 
     coverage = commands.add_parser("coverage", help="print every requirement with the tests that check it")
     coverage.add_argument("--most", type=int, default=5, help="tests to list per requirement (default: %(default)s)")

@@ -31,6 +31,7 @@ from conformance.session import (
 )
 from conformance.spec import Spec, SpecError, load_spec
 from conformance.spec.releases import ProductVersionsError, load_product_versions
+from conformance.spec.resources import portable_nodeid_module
 from conformance.verdict.coverage import GATE_KEY, RequirementGate
 from conformance.verdict.expected_failures import ExpectedFailures, load_entries
 from conformance.verdict.reach import REACHES_MARKER
@@ -117,13 +118,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     """Attach each test's requirement IDs to its reports (the requirement gate checks the IDs;
     JUnit gets the property on every test case, empty for a check of the spec itself), and give
     tests collected from outside the rootdir (``--pyargs`` of the installed suite) node ids that
-    can be pasted back into ``--deselect`` or a rerun: the module's absolute path."""
+    read the same on every machine and paste back into ``--deselect`` or ``--expected-failures``:
+    the module relative to the folder holding the package (``conformance/test_selection.py::…``)."""
     known = {req.id for req in config.stash[_session_key].spec.requirements()}
     for item in (item for item in items if ours(item)):
         item.user_properties.append((REQUIREMENTS_PROPERTY, " ".join(requirement_ids(item))))
         file, _, rest = item.nodeid.partition("::")
         if (config.invocation_params.dir / file).resolve() != item.path.resolve():
-            rename(item, f"{item.path}::{rest}")
+            rename(item, f"{portable_nodeid_module(item.path) or item.path}::{rest}")
     wanted = {rid.strip() for option in config.getoption("requirement") for rid in option.split(",") if rid.strip()}
     if wanted:
         strangers = sorted(wanted - known)

@@ -25,7 +25,7 @@ from conformance.harness.adapter import Adapter
 from conformance.products import provenance
 from conformance.spec import Spec, SpecError, load_spec
 from conformance.spec.releases import Verified
-from conformance.spec.resources import PACKAGE, project_tests_dir
+from conformance.spec.resources import PACKAGE, nodeid_module_path, project_tests_dir
 from conformance.verdict import advisories, operations
 from conformance.verdict.blame import blamed_requirements, failure_records, printable, rule_requirements
 from conformance.verdict.expected_failures import ExpectedFailures
@@ -124,10 +124,11 @@ class ConformanceSession:
         if not ours(item):
             return (yield)
         previous = settings.get_current_profile_name()
-        profiles.load(self.profile)
+        over_exec = self.adapter.impl.startswith("exec:")
+        profiles.load(self.profile, over_exec)
         found: list[dict[str, Any]] = []
         try:
-            with profiles.stored(), advisories.collecting() as found:
+            with profiles.stored(), profiles.bounded_shrinking(over_exec), advisories.collecting() as found:
                 return (yield)
         finally:
             settings.load_profile(previous)
@@ -180,8 +181,8 @@ class ConformanceSession:
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        # The node id names the module: relative to the rootdir, or absolute (outside it, see rename).
-        if not self.is_worker and ours_path(self.config.rootpath / report.nodeid.partition("::")[0]):
+        # The node id names the module: relative to the rootdir, or to the package's folder (see rename).
+        if not self.is_worker and ours_path(nodeid_module_path(self.config.rootpath, report.nodeid.partition("::")[0])):
             self.recorder.add(report)
             if report.failed:
                 self.rules.update(rule_ids(report, RULES_PROPERTY))
@@ -351,7 +352,7 @@ def _portable_junit(xml: junitxml.LogXML, root: Path) -> None:
     def opentestcase(report: pytest.TestReport | pytest.CollectReport) -> Any:
         reporter = opened(report)
         module, sep, rest = report.nodeid.partition("::")
-        path = (root / module).resolve()
+        path = nodeid_module_path(root, module)
         if ours_path(path) and path.is_relative_to(PACKAGE.parent):
             portable = path.relative_to(PACKAGE.parent).as_posix()
             names = junitxml.mangle_test_address(portable + sep + rest)

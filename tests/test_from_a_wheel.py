@@ -111,7 +111,7 @@ def runs(installed: Installed) -> Runs:
     assert first.returncode == 1, first.stdout[-4000:] + first.stderr[-4000:]
     report = json.loads((installed.work / "first.json").read_text(encoding="utf-8"))
     failing = [t["nodeid"] for t in report["tests"] if t["outcome"] == "failed"]
-    assert failing and all(n.startswith(f"{installed.package}/test_selection.py::") for n in failing), failing[:3]
+    assert failing and all(n.startswith("conformance/test_selection.py::") for n in failing), failing[:3]
     assert all(f"FAILED {n}" in first.stdout for n in failing), "the node ids are those the run prints"
 
     def test_of(nodeid: str) -> str:
@@ -163,13 +163,20 @@ def _links(runs: Runs) -> list[str]:
 
 
 def test_every_link_of_the_summary_and_matrix_resolves_into_the_shipped_contract(runs: Runs) -> None:
+    """The summary links to the contract as published at the suite's version (a page the wheel
+    ships, at the same path under docs/); the matrix, a local page, to the shipped one as a file."""
     links = _links(runs)
     violated = [r["id"] for r in runs.reports[0]["requirements"] if r["status"] == "violated"]
     assert violated and all(any(link.endswith(f"#{rid}") for link in links) for rid in violated)
+    published = f"/blob/v{runs.reports[0]['suite']['version']}/docs/"
     for link in links:
         url = urlparse(link)
-        assert url.scheme == "file" and url.fragment, link
-        target = Path(unquote(url.path))
+        assert url.scheme in ("file", "https") and url.fragment, link
+        if url.scheme == "https":
+            assert published in url.path, link
+            target = runs.installed.package / "_data" / "docs" / url.path.partition(published)[2]
+        else:
+            target = Path(unquote(url.path))
         assert target.is_file() and target.is_relative_to(runs.installed.package), f"no shipped page: {link}"
         assert f'<a id="{url.fragment}"></a>' in target.read_text(encoding="utf-8"), f"no anchor: {link}"
 
@@ -192,3 +199,14 @@ def test_the_agent_sdk_driver_and_its_fake_ship_in_the_wheel(installed: Installe
     the fixtures."""
     assert (installed.package / "products" / "sdk_driver.mjs").is_file()
     assert (installed.package / "_data" / "fixtures" / "fakes" / "agent_sdk" / "sdk.mjs").is_file()
+
+
+def test_the_summary_and_the_report_name_nothing_of_the_machine(runs: Runs) -> None:
+    """Read on another machine (a CI step summary, an uploaded report), neither names this one: no
+    test id, link or path holds the venv, the folder the run started in, or the home folder."""
+    places = {str(runs.installed.package.parents[3]), str(runs.installed.work), str(Path.home()), str(PROJECT)}
+    for name in ("first.md", "second.md", "first.json", "second.json"):
+        text = runs.file(name).read_text(encoding="utf-8")
+        found = [place for place in places if place in text]
+        assert not found, f"{name} names {found}"
+    assert "file://" not in runs.file("first.md").read_text(encoding="utf-8")

@@ -95,7 +95,10 @@ def test_a_short_value_differs_as_the_two_values() -> None:
 
 def _inert(text: str) -> None:
     assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", text), "a control character of the adapter got through"
-    assert "</details>" not in text and "<img" not in text
+    assert "<img" not in text, "a tag of the adapter opened"
+    # The summary's own collapsible blocks (each violated requirement's first failure) pair up; the
+    # adapter's "</details>" closed none of them.
+    assert text.count("</details>") == text.count("<details>") == text.count("\n</details>\n"), text
 
 
 def test_adapter_text_in_a_written_summary_is_inert() -> None:

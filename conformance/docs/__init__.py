@@ -14,6 +14,7 @@ from conformance.docs.guide import render_guide
 from conformance.docs.pages import GENERATED, bullet, finish, render_area, render_coverage, render_seeds
 from conformance.docs.testmap import TestMap, collect
 from conformance.docs.text import INLINE_LIMIT, Site, cell, wrap
+from conformance.docs.typescript import STARTER_TYPES, render_types
 from conformance.spec import Spec
 
 __all__ = ["INLINE_LIMIT", "Site", "TestMap", "collect", "render_docs"]
@@ -83,4 +84,5 @@ def render_docs(spec: Spec, tests: TestMap, repo_root: Path | None = None) -> di
     files["contract/coverage.md"] = render_coverage(site, tests)
     files["examples.md"] = render_examples(site)
     files["implementers-guide.md"] = render_guide(site, tests)
+    files[STARTER_TYPES] = render_types(spec.root / "schema")  # the starter's TypeScript types (init)
     return files

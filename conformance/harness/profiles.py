@@ -20,11 +20,13 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, configuration, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.internal.conjecture import engine
 
 from conformance.spec import cache_dir
 
 VARIABLE = "SUBAGENT_CONFORMANCE_PROFILE"
 _PREFIX = "subagent-conformance-"
+EXEC_SUFFIX = "-exec"  # a profile's variant for an exec adapter: no explain phase
 
 # "default" for development; "ci" derandomized so that a CI log reproduces; "thorough" for
 # deeper runs before a release or a product-version bump; "selftest" finds a known-bad adapter
@@ -47,6 +49,28 @@ PROFILES: dict[str, dict[str, Any]] = {
         "suppress_health_check": list(HealthCheck),
     },
 }
+
+
+# Over the exec pipe every try of a failing example is a round trip (issue #30, item 5): a red run
+# cost several times a green one (benchmarks/red_run.py; docs/measurements/2026-12-02/red-run.md),
+# most of it Hypothesis's explain phase (it varies each part of the shrunk example to say which
+# parts matter). For an exec adapter the profiles run without it (EXEC_SUFFIX), and the successful
+# shrinks of one example are bounded (counted, so deterministic) below Hypothesis's own 500.
+EXEC_MAX_SHRINKS = 25
+
+
+@contextlib.contextmanager
+def bounded_shrinking(over_exec: bool) -> Iterator[None]:
+    """Around one of the suite's tests: shrinking bounded by EXEC_MAX_SHRINKS for an exec adapter.
+    Hypothesis has no setting for it; its engine reads the module's MAX_SHRINKS at each shrink
+    (tests/test_red_run_bound.py fails if a Hypothesis release drops it)."""
+    previous = engine.MAX_SHRINKS
+    if over_exec:
+        engine.MAX_SHRINKS = min(previous, EXEC_MAX_SHRINKS)
+    try:
+        yield
+    finally:
+        engine.MAX_SHRINKS = previous
 
 
 class ProfileError(ValueError):
@@ -79,6 +103,8 @@ def register_profiles() -> None:
             if not values.get("derandomize"):
                 stored_in["database"] = DirectoryBasedExampleDatabase(storage() / "examples")
             settings.register_profile(_PREFIX + name, **stored_in, **values)
+            phases = [p for p in values.get("phases", list(Phase)) if p is not Phase.explain]
+            settings.register_profile(_PREFIX + name + EXEC_SUFFIX, **stored_in, **{**values, "phases": phases})
 
 
 def chosen() -> str:
@@ -99,8 +125,8 @@ def settings_of(name: str) -> settings:
     return settings.get_profile(_PREFIX + name)
 
 
-def load(name: str) -> None:
-    """Make profile ``name`` (a short name) the one in force."""
+def load(name: str, over_exec: bool = False) -> None:
+    """Make profile ``name`` (a short name) the one in force; its exec variant for an exec adapter."""
     register_profiles()
     check(name)
-    settings.load_profile(_PREFIX + name)
+    settings.load_profile(_PREFIX + name + (EXEC_SUFFIX if over_exec else ""))

@@ -47,3 +47,21 @@ def inside_installed_package(path: Path) -> bool:
     """Whether writing to ``path`` would change the installed suite itself."""
     package = installed_package()
     return package is not None and path.resolve().is_relative_to(package.resolve())
+
+
+def portable_nodeid_module(path: Path) -> str | None:
+    """A test module's path relative to the folder holding the package (``conformance/test_x.py``):
+    how the suite's node ids name its modules wherever it is installed, so that the terminal, the
+    reports and ``--expected-failures`` read the same on every machine; None outside that folder."""
+    resolved = path.resolve()
+    return resolved.relative_to(PACKAGE.parent).as_posix() if resolved.is_relative_to(PACKAGE.parent) else None
+
+
+def nodeid_module_path(root: Path, module: str) -> Path:
+    """The file a node id's module names: relative to the run's rootdir, else (a portable id of the
+    installed suite, :func:`portable_nodeid_module`) to the folder holding the package."""
+    here = (root / module).resolve()
+    if here.exists():
+        return here
+    portable = (PACKAGE.parent / module).resolve()
+    return portable if portable.exists() else here

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conformance.spec import schema_problems, schema_validator
-from conformance.spec.resources import PACKAGE
+from conformance.spec.resources import PACKAGE, nodeid_module_path
 from conformance.spec.yamlpos import YamlError, load_located
 
 
@@ -60,7 +60,7 @@ def _node_forms(nodeid: str, root: str) -> tuple[frozenset[str], str | None, str
     """The ways to write a node id's module, the one relative to the folder holding the package
     (None for a module outside it), and the rest of the node id; cached: every entry asks."""
     module, _, rest = nodeid.partition("::")
-    path = (Path(root) / module).resolve()
+    path = nodeid_module_path(Path(root), module)
     portable = path.relative_to(PACKAGE.parent).as_posix() if path.is_relative_to(PACKAGE.parent) else None
     inside = path.relative_to(PACKAGE).as_posix() if path.is_relative_to(PACKAGE) else None
     return frozenset(filter(None, (module, path.as_posix(), portable, inside))), portable, rest

@@ -5,10 +5,12 @@ show, and the expected failures with their reasons and links."""
 from __future__ import annotations
 
 import re
+from importlib import metadata
 from typing import Any
 
 from conformance.spec.links import requirement_url
 from conformance.spec.resources import PACKAGE
+from conformance.verdict.first_failure import first_failures
 from conformance.verdict.inert import markdown_safe, terminal_safe
 
 _MOST = 40  # rows per section before the rest is left to the JSON report
@@ -34,6 +36,23 @@ def shipped_contract() -> str:
         f"the rendered contract is neither at {PACKAGE / '_data' / 'docs'} (installed wheel) nor at "
         f"{PACKAGE.parent / 'docs'} (checkout): the installation is incomplete; pass --docs-url"
     )
+
+
+def published_contract() -> str:
+    """The contract as published with this version of the suite: its docs/ in the project's Source
+    repository (the package's metadata, pyproject.toml [project.urls]) at the version's tag. The
+    default target of a summary's links, since a summary is read elsewhere (a CI step summary) and a
+    file URL into the machine's venv would be dead there and name the machine; without metadata (a
+    bare source tree) the shipped contract, :func:`shipped_contract`."""
+    try:
+        meta = metadata.metadata("subagent-conformance")
+    except metadata.PackageNotFoundError:
+        return shipped_contract()
+    urls = dict(entry.split(", ", 1) for entry in meta.get_all("Project-URL") or [] if ", " in entry)
+    source = urls.get("Source")
+    if not source:
+        return shipped_contract()
+    return f"{source.rstrip('/')}/blob/v{meta['Version']}/docs/contract.md"
 
 
 # What a declaration claims when it leaves a key out (spec/schema/operations.json, the declaration).
@@ -116,7 +135,7 @@ def markdown_summary(
     report: dict[str, Any], docs: str | None = None, rerun: str | None = None, over_claims: list[str] | None = None
 ) -> str:
     """The summary; requirement IDs link into the rendered contract whose index is ``docs`` (a URL
-    or a path; by default the one shipped with the suite, :func:`shipped_contract`). ``rerun`` is the
+    or a path; by default the one published with the suite, :func:`published_contract`). ``rerun`` is the
     command that reruns just the violated requirements (conformance/verdict/rerun.py), shown last;
     ``over_claims`` the claims that may be wider than the harness (conformance/verdict/overclaim.py)."""
     run, summary, adapter = report["run"], report["summary"], report["adapter"]
@@ -135,7 +154,7 @@ def markdown_summary(
     if run.get("error"):
         lines += ["", *_fenced(run["error"])]
         return "\n".join(lines) + "\n"
-    docs = docs or shipped_contract()
+    docs = docs or published_contract()
     lines += [
         f"Claims: {_claims(declaration)}.",
         *([f"Real products that ran: {_real_products(run['products'])}."] if run.get("products") else []),
@@ -168,7 +187,7 @@ def markdown_summary(
             f"{_cell(t.get('message', ''), 200)} |"
             for t in failing
         ]
-        lines += [*_capped(rows, "tests"), ""]
+        lines += [*_capped(rows, "tests"), "", *first_failures(report)]
     unmet = [r for r in report["requirements"] if r["status"] == "not-met"]
     if unmet:
         lines += [
