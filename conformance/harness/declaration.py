@@ -150,7 +150,8 @@ def _load_exec(impl: str, spec: Spec, exec_timeout: float | None, validate: bool
     except AdapterUsageError:
         process.close()
         raise
-    return Adapter(impl, declaration, GatedExecTarget(process, Gate(impl, declaration, spec)), spec, process.close)
+    target = GatedExecTarget(process, Gate(impl, declaration, spec))
+    return Adapter(impl, declaration, target, spec, process.close, exec_process=process)
 
 
 def check_declaration(declaration: Any, spec: Spec, where: str = "", name: str = "CONFORMANCE") -> None:
