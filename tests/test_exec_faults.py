@@ -127,22 +127,26 @@ def test_an_offending_value_is_shown_cut_to_shown_value_max(run_fault: RunFault)
 @pytest.mark.parametrize(
     ("fault", "reason"),
     [
-        ("wrong-id", "': wrong id 102, expected 2"),
-        ("twice", ": duplicate answer to id 2 (the render_tool_result request, answered already); "
-                  "expected the answer to id 3 (render_tool_result)"),
+        ("wrong-id", "malformed response line: wrong id (not the request's); adapter command"),
+        ("twice", "malformed response: the request was answered twice (two lines carry its id)"),
     ],
 )  # fmt: skip
 def test_a_refused_response_line_says_why(run_fault: RunFault, fault: str, reason: str) -> None:
+    """The first line says why in words alike for every call (the repeat short-cut compares it);
+    the line and its ids follow."""
     done = run_fault(fault, *RENDER)
     assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
-    assert "malformed response line '{" in done.out and reason in done.out, done.tail
+    assert f"render_tool_result: {reason}" in done.out, done.tail
+    detail = "the line: '{\"id\": 102" if fault == "wrong-id" else "the request's id: 2"
+    assert detail in done.out and "wrong id 102, expected 2" in done.out or fault == "twice", done.tail
 
 
 @pytest.mark.requirement("ADP-015", "ADP-017")
 def test_a_banner_on_stdout_is_told_that_stdout_carries_only_json_lines(run_fault: RunFault) -> None:
     done = run_fault("banner", *RENDER)
     assert done.code == pytest.ExitCode.USAGE_ERROR, done.tail
-    assert "malformed response line 'my-adapter 1.0 ready': not JSON (stdout carries only JSON lines" in done.err
+    assert "malformed response line: not JSON (stdout carries only JSON lines" in done.err, done.tail
+    assert "the line: 'my-adapter 1.0 ready'" in done.err
     assert "write logs and banners to stderr" in done.err and "restarting" not in done.err, done.tail
 
 
@@ -205,10 +209,9 @@ def _stdout_ends(run_suite: RunSuite, fault: str, *args: str) -> SuiteRun:
 @pytest.mark.parametrize(
     ("fault", "said"),
     [
-        ("half-line", "the adapter wrote half a line '{\"id\": 2, \"output\": {\"isErr' (no newline), "
-                      "closed its stdout and ended (exit status 7): not JSON"),
-        ("half-line-held", "the adapter ended (exit status 7) without answering, "
-                           "after half a line '{\"id\": 2, \"output\": {\"isErr' (no newline)"),
+        ("half-line", "the adapter wrote half a line (no newline), closed its stdout and ended (exit status 7): "
+                      "not JSON"),
+        ("half-line-held", "the adapter ended (exit status 7) without answering, after half a line (no newline)"),
     ],
 )  # fmt: skip
 def test_half_a_line_then_an_exit_is_named_by_the_exit_status(run_suite: RunSuite, fault: str, said: str) -> None:
@@ -218,6 +221,7 @@ def test_half_a_line_then_an_exit_is_named_by_the_exit_status(run_suite: RunSuit
     failed = done.failed()
     assert failed and all(t["blamed"] == ["ADP-019", "ADP-015"] for t in failed), [t["blamed"] for t in failed]
     assert f"render_tool_result: {said}" in failed[0]["message"], failed[0]
+    assert "'{\"id\": 2, \"output\": {\"isErr'" in done.out, "the half line is shown, below the first line"
     assert f"about to end stdout: {fault}" in done.out, "the failure shows the adapter's stderr"
 
 
@@ -231,7 +235,7 @@ def test_half_a_line_then_an_exit_is_named_by_the_exit_status(run_suite: RunSuit
 )
 def test_a_closed_stdout_fails_the_call_at_once_not_at_its_deadline(run_suite: RunSuite, fault: str, said: str) -> None:
     """With a 120 s deadline every call fails as soon as stdout closes (and the adapter's exit is
-    reaped, within EXIT_REAP): by the deadline, one call alone would take the whole run's time."""
+    reaped, within exit_reap): by the deadline, one call alone would take the whole run's time."""
     started = time.monotonic()
     done = _stdout_ends(run_suite, fault, "--exec-timeout=120")
     took = time.monotonic() - started

@@ -154,7 +154,8 @@ class Adapter:
             exc.operation, exc.input = name, payload  # type: ignore[union-attr]
             if pure and isinstance(exc, (OperationError, ExecFailure)):
                 if exc.hung is None:
-                    self._memory.fail(name, key, str(exc), exc.requirements, payload)
+                    whole = getattr(exc, "oversized", False)  # a 50 MB answer is not asked for again
+                    self._memory.fail(name, key, str(exc), exc.requirements, payload, whole)
                 self._remember(name, payload, exc)
             raise
 

@@ -58,10 +58,17 @@ class ExecFailure(AssertionError):
     a few words how the call waited out its deadline, when it did (the Adapter calls a hung
     operation no more: repeats.py)."""
 
-    def __init__(self, message: str, requirements: tuple[str, ...] = ("ADP-019",), hung: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        requirements: tuple[str, ...] = ("ADP-019",),
+        hung: str | None = None,
+        oversized: bool = False,
+    ) -> None:
         super().__init__(message)
         self.requirements = requirements
         self.hung = hung
+        self.oversized = oversized  # a line beyond response_line_max: the operation is not called again
 
 
 class UnaskedLine(UserWarning):
@@ -353,7 +360,9 @@ class ExecAdapter:
             what = "response line refused: longer than response_line_max"
             what += f" ({self.limits.response_line_max} bytes) of the spec's exec_limits"
             raise ExecFailure(
-                self._account(process, op, f"{what}{strays}", f"\n  it starts {shown!r}"), ("ADP-015", "ADP-016")
+                self._account(process, op, f"{what}{strays}", f"\n  it starts {shown!r}"),
+                ("ADP-015", "ADP-016"),
+                oversized=True,
             )
         assert isinstance(answer, bytes)
         reason, detail, message = refusal(answer, request_id, op, process.asked)

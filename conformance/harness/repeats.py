@@ -74,18 +74,21 @@ class Memory:
         self.answers: dict[str, dict[bytes, Any]] = {}  # operation -> input (canonical) -> its first answer
         self.drifted: dict[str, First] = {}  # operations found answering one input two ways (ADP-014)
         self.failed: dict[tuple[str, bytes], First] = {}  # (operation, input) of calls that failed
+        self.oversized: dict[str, First] = {}  # operations that answered a line beyond response_line_max
 
     def refuse_known(self, operation: str, key: bytes) -> RepeatedFailure | None:
         """The failure of a call not made: its operation was found non-deterministic, or the same
         input failed before (by ADP-014 it would fail again: a refused 50 MB answer is not asked
         for twice); None when the call is to be made."""
-        first = self.drifted.get(operation) or self.failed.get((operation, key))
+        first = self.drifted.get(operation) or self.oversized.get(operation) or self.failed.get((operation, key))
         if first is None:
             return None
         first.count += 1
         why = (
             "it answered one input two ways earlier in this run"
             if operation in self.drifted
+            else "it answered with a line beyond response_line_max earlier in this run (not read twice)"
+            if operation in self.oversized
             else "the same input failed earlier in this run"
         )
         return RepeatedFailure(
@@ -95,8 +98,14 @@ class Memory:
             first.requirements,
         )
 
-    def fail(self, operation: str, key: bytes, message: str, requirements: tuple[str, ...], payload: Any) -> None:
-        self.failed.setdefault((operation, key), First(message, requirements, current_test(), payload, self.shown))
+    def fail(
+        self, operation: str, key: bytes, message: str, requirements: tuple[str, ...], payload: Any, whole: bool = False
+    ) -> None:
+        """Remember a failed call: of this input, or (``whole``) of the operation, not called again."""
+        first = First(message, requirements, current_test(), payload, self.shown)
+        if whole:
+            self.oversized.setdefault(operation, first)
+        self.failed.setdefault((operation, key), first)
 
     def repeat_due(self, operation: str) -> bool:
         """Whether this call is asked twice to check ADP-014: the first two calls of each operation."""
