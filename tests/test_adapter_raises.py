@@ -60,6 +60,7 @@ def test_the_users_interrupt_during_a_call_still_stops_the_run(run_suite: RunSui
     assert "KeyboardInterrupt" in done.output, done.tail
     assert not done.failed(), done.failed()
     assert done.report["run"]["verdict"] == "incomplete", done.report["run"]
+    assert done.report["run"]["incomplete"].startswith("interrupted by SIGINT"), done.report["run"]
 
 
 @pytest.mark.requirement("ADP-015")

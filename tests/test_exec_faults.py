@@ -5,6 +5,7 @@ that cannot be split and a timeout that is not positive."""
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import uuid
@@ -46,6 +47,9 @@ for line in sys.stdin:
     if mode == "twice" and op != "describe":
         sys.stdout.write(json.dumps(answer) + "\\n")
     sys.stdout.flush()
+if mode == "deaf":  # end of input is not the end of this one
+    import time
+    time.sleep(300)
 """
 RENDER = ("--pyargs", "conformance.test_results", "-k", "render_vector and upstream")
 RunFault = Callable[..., SuiteRun]
@@ -137,8 +141,27 @@ def test_a_refused_response_line_says_why(run_fault: RunFault, fault: str, reaso
     done = run_fault(fault, *RENDER)
     assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
     assert f"render_tool_result: {reason}" in done.out, done.tail
-    detail = "the line: '{\"id\": 102" if fault == "wrong-id" else "the request's id: 2"
-    assert detail in done.out and "wrong id 102, expected 2" in done.out or fault == "twice", done.tail
+    details = {"wrong-id": ['the line: \'{"id": 102, "output": null}\'', "wrong id 102, expected 2"]}
+    assert all(detail in done.out for detail in details.get(fault, ["the request's id: 2"])), done.tail
+
+
+@pytest.mark.requirement("ADP-016")
+def test_a_duplicate_answer_fails_the_call_answered_twice_and_not_the_next(tmp_path: Path, run_suite: RunSuite) -> None:
+    """Only the first render_tool_result is answered twice: its test fails, every later one passes."""
+    impl = f"exec:{sys.executable} {FAULTS / 'fault_exec_lines.py'}"
+    done = run_suite(
+        "-q",
+        *RENDER,
+        impl=impl,
+        env={"FAULT_EXEC_LINES": "twice-once", "FAULT_STATE": str(tmp_path / "once")},
+        report=True,
+    )
+    assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
+    failed = done.failed()
+    assert [t["blamed"] for t in failed] == [["ADP-016"]], done.tail
+    ran = [t for t in done.report["tests"] if t["outcome"] in ("passed", "failed")]
+    assert len(ran) >= 2 and sum(t["outcome"] == "passed" for t in ran) == len(ran) - 1, done.tail
+    assert "the request was answered twice" in failed[0]["message"], failed[0]
 
 
 @pytest.mark.requirement("ADP-015", "ADP-017")
@@ -221,7 +244,7 @@ def test_half_a_line_then_an_exit_is_named_by_the_exit_status(run_suite: RunSuit
     failed = done.failed()
     assert failed and all(t["blamed"] == ["ADP-019", "ADP-015"] for t in failed), [t["blamed"] for t in failed]
     assert f"render_tool_result: {said}" in failed[0]["message"], failed[0]
-    assert "'{\"id\": 2, \"output\": {\"isErr'" in done.out, "the half line is shown, below the first line"
+    assert '\'{"id": 2, "output": {"isErr\'' in done.out, "the half line is shown, below the first line"
     assert f"about to end stdout: {fault}" in done.out, "the failure shows the adapter's stderr"
 
 
@@ -245,3 +268,21 @@ def test_a_closed_stdout_fails_the_call_at_once_not_at_its_deadline(run_suite: R
     assert f"render_tool_result: {said}" in failed[0]["message"], failed[0]
     assert "no answer within" not in done.output and "after 120 s" not in done.output, done.tail
     assert took < 60, f"the run took {took:.0f} s: a call waited for its 120 s deadline after stdout closed"
+
+
+@pytest.mark.requirement("ADP-020")
+@pytest.mark.parametrize(("fault", "status", "reason"), [
+    ("none", "passed", "the adapter exited with status 0 once its stdin closed"),
+    ("deaf", "not-met", "at the end of the run the adapter was still running 5 s (shutdown_grace) after its stdin "
+                        "closed, and was killed"),
+])  # fmt: skip
+def test_how_the_adapter_took_end_of_input_is_the_status_of_adp_020(
+    tmp_path: Path, run_fault: RunFault, fault: str, status: str, reason: str, marker: str
+) -> None:
+    """Not not-testable: the end of the session showed it. An unmet SHOULD never fails the run."""
+    done = run_fault(fault, *RENDER, f"--conformance-report={tmp_path / 'report.json'}")
+    assert done.code == pytest.ExitCode.OK, done.tail
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    found = next(r for r in report["requirements"] if r["id"] == "ADP-020")
+    assert (found["status"], found["reason"]) == (status, reason), found
+    assert report["run"]["stray_search"] == "subreaper" and _alive(marker) == []
