@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from conformance.harness.exec_adapter import ExecAdapter, ExecFailure, ExecStartError, Limits
+from conformance.harness.exec_adapter import ExecAdapter, ExecFailure, ExecStartError
+from conformance.harness.exec_texts import Limits
 from conformance.spec import load_spec, operations_schema
 from conformance.verdict.reach import row_params
 from tests.conftest import RunSuite

@@ -28,7 +28,8 @@ from conformance.harness.claims import (
     reaches,
     required_operations,
 )
-from conformance.harness.exec_adapter import ExecAdapter, ExecStartError, Limits
+from conformance.harness.exec_adapter import ExecAdapter, ExecStartError
+from conformance.harness.exec_texts import Limits
 from conformance.spec import Spec, describe_error, operations_schema
 
 __all__ = ["AdapterUsageError", "check_declaration", "check_operations", "load_adapter", "required_operations"]

@@ -2,10 +2,12 @@
 
 The suite owns the adapter process: it runs in its own process group, every call has a
 deadline, and a crashed, hung or babbling adapter fails the current test with the tail of
-its stderr and is replaced by a fresh process for the next call. Nothing outlives the run:
-every adapter process carries a token in its environment, and whatever still carries it
-after the adapter is killed or closed (a grandchild that left the group with setsid) is
-named and killed. The lines themselves (read, written, parsed) are exec_lines's; this module
+its stderr and is replaced by a fresh process for the next call. Nothing outlives the run,
+however it detached: the suite is a child subreaper, so an orphan below it is re-parented to
+it and found as a child it never started (processes.py says why this, and not the token or a
+cgroup); the process tree below a live adapter is read too, and every adapter process carries
+a token in its environment as a last net. Whatever is found once the adapter is killed or closed
+is named and killed. The lines themselves (read, written, parsed) are exec_lines's; this module
 owns the process and the calls.
 """
 
@@ -13,14 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shlex
 import subprocess
 import threading
 import time
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, Any
 
 from conformance.harness.exec_lines import (
@@ -33,6 +33,7 @@ from conformance.harness.exec_lines import (
     request_line,
     write_request,
 )
+from conformance.harness.exec_texts import Limits, bare_interpreter, how, strays_sentence
 from conformance.harness.processes import (
     Survivor,
     adopted,
@@ -83,29 +84,6 @@ class ExecStartError(Exception):
         self.condition = condition
 
 
-@dataclass(frozen=True)
-class Limits:
-    """The exec protocol's limits (adapter-protocol.yaml, table exec_limits)."""
-
-    describe_timeout: float
-    pure_call_timeout: float
-    process_call_timeout: float
-    shutdown_grace: float
-    stderr_tail: int
-    response_line_max: int
-    shown_value_max: int
-    exit_reap: float = 0.5  # seconds (the table says milliseconds)
-    stopped_grace: float = 0.5  # seconds (likewise)
-
-    @classmethod
-    def from_spec(cls, spec: Spec, pure_call_timeout: float | None = None) -> Limits:
-        rows = spec.table("adapter-protocol", "exec_limits").rows
-        values = {row["name"]: row["value"] / 1000 if row["unit"] == "milliseconds" else row["value"] for row in rows}
-        if pure_call_timeout is not None:
-            values["pure_call_timeout"] = pure_call_timeout
-        return cls(**values)
-
-
 @dataclass
 class _Process:
     """One adapter process, and what the suite asked of it so far."""
@@ -116,24 +94,6 @@ class _Process:
     stderr: bytearray = field(default_factory=bytearray)
     next_id: int = 1
     asked: dict[int, str] = field(default_factory=dict)  # request id -> operation, answered or not
-
-
-# Interpreters that, given no program, read one from stdin: they take the requests for a script and never answer.
-_INTERPRETER = re.compile(
-    r"(node(js)?|python[0-9.]*|pypy[0-9.]*|deno|bun|ruby|perl|php|lua|tsx|ts-node|[a-z]*sh)(\.exe)?"
-)
-
-
-def bare_interpreter(argv: list[str]) -> str:
-    """Why a command that hung at describe may be an unquoted one: the shell split
-    ``--impl=exec:node adapter.js`` and pytest got ``exec:node`` alone (adapter.js became a path
-    argument), so node waits for its program on stdin. Empty for any other command."""
-    if len(argv) != 1 or not _INTERPRETER.fullmatch(Path(argv[0]).name):
-        return ""
-    return (
-        f" ({argv[0]} alone is an interpreter with no program: it reads one from stdin and never answers; "
-        f'quote the whole command, e.g. --impl="exec:{argv[0]} adapter.js")'
-    )
 
 
 class ExecAdapter:
@@ -210,7 +170,7 @@ class ExecAdapter:
         survivors = self._kill_group(process)
         if self._process is process:
             self._process = None
-        return _strays(survivors)
+        return strays_sentence(survivors)
 
     def close(self, grace: float | None = None) -> list[Survivor]:
         """End of the run: close stdin, allow the grace period (``grace``, 0 when the run was
@@ -232,7 +192,7 @@ class ExecAdapter:
             elif status is None:
                 self.shutdown = f"was still running {wait:g} s (shutdown_grace) after its stdin closed, and was killed"
             else:
-                self.shutdown = "exited" if status == 0 else f"ended with {_how(status)} after its stdin closed"
+                self.shutdown = "exited" if status == 0 else f"ended with {how(status)} after its stdin closed"
             survivors = self._kill_group(process)
         known = {x.pid for x in survivors}
         late = [s for s in carrying(self.tokens, ADAPTER_TOKEN_VARIABLE) if s.pid not in known]
@@ -348,7 +308,7 @@ class ExecAdapter:
                 what = "the adapter closed its stdout without answering and was still running"
                 what += f" {self.limits.exit_reap:g} s later"
                 raise ExecFailure(self._account(process, op, f"{what} (killed){strays}"))
-            what = f"the adapter ended ({_how(status)}) without answering"
+            what = f"the adapter ended ({how(status)}) without answering"
             what += ", after half a line (no newline)" if half else ""
             raise ExecFailure(
                 self._account(process, op, f"{what}{closed}{strays}", cut),
@@ -375,7 +335,7 @@ class ExecAdapter:
             ended = (
                 f"was still running {self.limits.exit_reap:g} s later (killed)"
                 if status is None
-                else f"ended ({_how(status)})"
+                else f"ended ({how(status)})"
             )
             what = f"the adapter wrote half a line (no newline), closed its stdout and {ended}: {reason}"
             raise ExecFailure(self._account(process, op, f"{what}{strays}", line), ("ADP-019", "ADP-015"))
@@ -415,19 +375,6 @@ class ExecAdapter:
         time.sleep(0.05)  # let the stderr reader catch the adapter's last words
         tail = bytes(process.stderr).decode("utf-8", "replace").strip()
         return f"{op}: {what}; adapter command {self.command!r}{detail}\nend of its stderr:\n{tail or '(empty)'}"
-
-
-def _how(status: int) -> str:
-    return f"killed by signal {-status}" if status < 0 else f"exit status {status}"
-
-
-def _strays(survivors: list[Survivor]) -> str:
-    if not survivors:
-        return ""
-    return (
-        f"; {len(survivors)} process(es) it started outlived it (outside its process group) and were killed:"
-        + "".join(f"\n  {s}" for s in survivors)
-    )
 
 
 class ExecTarget:
