@@ -158,7 +158,8 @@ def _record(row: dict[str, Any], run: Run, ratio: float, blamed: list[str]) -> N
 @pytest.mark.parametrize("row", LADDER["rows"], ids=[row["fault"] for row in LADDER["rows"]])
 def test_fault(tmp_path: Path, baselines: dict[str, float], row: dict[str, Any]) -> None:
     """One fault: its exit status and blame, a strict report, a bounded cost, nothing left."""
-    run = _run(tmp_path, row["impl"], LADDER["slices"][row["slice"]], row["env"])
+    env = {name: value.replace("{tmp}", str(tmp_path)) for name, value in row["env"].items()}
+    run = _run(tmp_path, row["impl"], LADDER["slices"][row["slice"]], env)
     assert run.code == row["exit"], run.output[-4000:]
     report = _strict(run.report)  # written, and strict JSON whatever the adapter wrote
     blamed = sorted(r["id"] for r in report["requirements"] if r["status"] == "violated")
