@@ -16,7 +16,7 @@ import pytest
 
 import conformance
 from conformance.areas.diagnostic import snapshots
-from conformance.harness import profiles
+from conformance.harness import profiles, termination
 from conformance.harness.declaration import AdapterUsageError, load_adapter
 from conformance.session import (
     REQUIREMENT_MARKER,
@@ -61,6 +61,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", f"{REACHES_MARKER}(table, *rows): the spec table rows (area.table, row index) a test exercises"
     )
     expected: ExpectedFailures | None = None
+    restore_sigterm = termination.install()  # before the adapter starts: SIGTERM finishes the session
     try:
         profiles.check(profiles.chosen())  # a bad $SUBAGENT_CONFORMANCE_PROFILE stops only the suite's runs
         spec = load_spec()
@@ -84,10 +85,12 @@ def pytest_configure(config: pytest.Config) -> None:
     except (SpecError, AdapterUsageError, ProductVersionsError, pytest.UsageError, profiles.ProfileError) as exc:
         message = str(exc)
         write_outputs(config, usage_error_report(config, message))  # a CI step that uploads it finds it
+        restore_sigterm()
         raise pytest.UsageError(message) from None
     session = ConformanceSession(config, spec, adapter)
     session.verified = tested
     session.expected = expected
+    session.restore_sigterm = restore_sigterm
     global _contract
     _contract = spec
     config.stash[_session_key] = session

@@ -11,7 +11,7 @@ import datetime
 import functools
 import json
 import platform
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from _pytest import junitxml
 from hypothesis import settings
 
 import conformance
-from conformance.harness import profiles
+from conformance.harness import profiles, termination
 from conformance.harness.adapter import Adapter
 from conformance.products import provenance
 from conformance.spec import Spec, SpecError, load_spec
@@ -37,6 +37,7 @@ from conformance.verdict.report import (
     FAILURE_ATTRIBUTE,
     STATUSES,
     Recorder,
+    shutdown_statuses,
     verdict,
     write_json,
 )
@@ -95,6 +96,7 @@ class ConformanceSession:
         self.over_claims: list[str] = []
         self.products: list[str] = []  # the real products the tests ran (provenance.PROPERTY values)
         self.verified: list[Verified] = []  # claimed releases verified on release day (--product-versions)
+        self.restore_sigterm: Callable[[], None] = lambda: None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         xml = self.config.stash.get(junitxml.xml_key, None)  # --junitxml, on the controller only
@@ -194,7 +196,9 @@ class ConformanceSession:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # An exec adapter ends with the session; a process it started that outlived it fails the run.
-        leftovers = self.adapter.close() if self.adapter.close is not None else []
+        # A terminated run (SIGTERM) gives it no grace: CI's kill follows soon.
+        stopped = termination.finishing()
+        leftovers = (self.adapter.close(0.0) if stopped else self.adapter.close()) if self.adapter.close else []
         if leftovers:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
             self.leftovers = [str(s) for s in leftovers]
@@ -212,7 +216,13 @@ class ConformanceSession:
             run["verified_versions"] = [v.line for v in self.verified]
         if self.expected is not None:
             run["stale_expected_failures"], run["unused_expected_failures"] = self.stale, self.unused
+        if stopped or session.exitstatus == pytest.ExitCode.INTERRUPTED:
+            run["incomplete"] = stopped or "interrupted by SIGINT (the user's Ctrl-C, say)"
+        if self.adapter.exec_process is not None:
+            run["stray_search"] = self.adapter.exec_process.stray_search
         report = self.recorder.report(self.spec, self.adapter.impl, self.adapter.declaration, run)
+        if self.adapter.exec_process is not None:
+            shutdown_statuses(report, self.adapter.exec_process.shutdown, self.leftovers)
         run["verdict"] = "usage-error" if self.error else verdict(report["summary"], exit_status)
         declaration = self.adapter.declaration or {}
         self.over_claims = over_claims(self.recorder.tests.values(), self.claimed, declaration)
@@ -221,6 +231,7 @@ class ConformanceSession:
         write_outputs(self.config, report, self.rerun, self.over_claims)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.restore_sigterm()  # SIGTERM's handler, installed by the plugin's configure (termination.py)
         if self.adapter.close is not None:
             self.adapter.close()
 

@@ -60,6 +60,7 @@ def test_the_users_interrupt_during_a_call_still_stops_the_run(run_suite: RunSui
     assert "KeyboardInterrupt" in done.output, done.tail
     assert not done.failed(), done.failed()
     assert done.report["run"]["verdict"] == "incomplete", done.report["run"]
+    assert done.report["run"]["incomplete"].startswith("interrupted by SIGINT"), done.report["run"]
 
 
 @pytest.mark.requirement("ADP-015")
@@ -111,7 +112,7 @@ def test_a_python_answer_too_deep_to_copy_is_refused_as_such() -> None:
 @pytest.mark.parametrize(
     ("fault", "named"),
     [
-        ("bad-utf8", "not UTF-8 (byte 0xe9 at offset"),
+        ("bad-utf8", "not UTF-8 (exec lines are UTF-8); adapter command"),
         ("long-integer", "an integer of more than 4300 digits"),
     ],
 )
@@ -123,4 +124,5 @@ def test_an_exec_line_the_suite_cannot_read_is_named_for_what_it_is(
     failed = done.failed()
     assert failed and all(t["blamed"] == ["ADP-015"] for t in failed), [(t["nodeid"], t["blamed"]) for t in failed]
     assert named in done.out, done.tail
+    assert fault != "bad-utf8" or "its first bad byte: 0xe9 at offset" in done.out, done.tail
     assert "write logs and banners to stderr" not in done.out, done.tail

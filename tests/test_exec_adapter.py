@@ -110,7 +110,7 @@ def test_a_hung_adapter_fails_its_test_within_the_timeout_and_the_run_goes_on(
     ("mode", "account"),
     [
         ("crash", "the adapter ended (exit status 3) without answering"),
-        ("garbage", "malformed response line 'this is not json'"),
+        ("garbage", "malformed response line: not JSON (stdout carries only JSON lines"),
         ("wrong-id", "malformed response line"),
     ],
 )

@@ -5,6 +5,7 @@ that cannot be split and a timeout that is not positive."""
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import uuid
@@ -46,6 +47,9 @@ for line in sys.stdin:
     if mode == "twice" and op != "describe":
         sys.stdout.write(json.dumps(answer) + "\\n")
     sys.stdout.flush()
+if mode == "deaf":  # end of input is not the end of this one
+    import time
+    time.sleep(300)
 """
 RENDER = ("--pyargs", "conformance.test_results", "-k", "render_vector and upstream")
 RunFault = Callable[..., SuiteRun]
@@ -127,22 +131,45 @@ def test_an_offending_value_is_shown_cut_to_shown_value_max(run_fault: RunFault)
 @pytest.mark.parametrize(
     ("fault", "reason"),
     [
-        ("wrong-id", "': wrong id 102, expected 2"),
-        ("twice", ": duplicate answer to id 2 (the render_tool_result request, answered already); "
-                  "expected the answer to id 3 (render_tool_result)"),
+        ("wrong-id", "malformed response line: wrong id (not the request's); adapter command"),
+        ("twice", "malformed response: the request was answered twice (two lines carry its id)"),
     ],
 )  # fmt: skip
 def test_a_refused_response_line_says_why(run_fault: RunFault, fault: str, reason: str) -> None:
+    """The first line says why in words alike for every call (the repeat short-cut compares it);
+    the line and its ids follow."""
     done = run_fault(fault, *RENDER)
     assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
-    assert "malformed response line '{" in done.out and reason in done.out, done.tail
+    assert f"render_tool_result: {reason}" in done.out, done.tail
+    details = {"wrong-id": ['the line: \'{"id": 102, "output": null}\'', "wrong id 102, expected 2"]}
+    assert all(detail in done.out for detail in details.get(fault, ["the request's id: 2"])), done.tail
+
+
+@pytest.mark.requirement("ADP-016")
+def test_a_duplicate_answer_fails_the_call_answered_twice_and_not_the_next(tmp_path: Path, run_suite: RunSuite) -> None:
+    """Only the first render_tool_result is answered twice: its test fails, every later one passes."""
+    impl = f"exec:{sys.executable} {FAULTS / 'fault_exec_lines.py'}"
+    done = run_suite(
+        "-q",
+        *RENDER,
+        impl=impl,
+        env={"FAULT_EXEC_LINES": "twice-once", "FAULT_STATE": str(tmp_path / "once")},
+        report=True,
+    )
+    assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail
+    failed = done.failed()
+    assert [t["blamed"] for t in failed] == [["ADP-016"]], done.tail
+    ran = [t for t in done.report["tests"] if t["outcome"] in ("passed", "failed")]
+    assert len(ran) >= 2 and sum(t["outcome"] == "passed" for t in ran) == len(ran) - 1, done.tail
+    assert "the request was answered twice" in failed[0]["message"], failed[0]
 
 
 @pytest.mark.requirement("ADP-015", "ADP-017")
 def test_a_banner_on_stdout_is_told_that_stdout_carries_only_json_lines(run_fault: RunFault) -> None:
     done = run_fault("banner", *RENDER)
     assert done.code == pytest.ExitCode.USAGE_ERROR, done.tail
-    assert "malformed response line 'my-adapter 1.0 ready': not JSON (stdout carries only JSON lines" in done.err
+    assert "malformed response line: not JSON (stdout carries only JSON lines" in done.err, done.tail
+    assert "the line: 'my-adapter 1.0 ready'" in done.err
     assert "write logs and banners to stderr" in done.err and "restarting" not in done.err, done.tail
 
 
@@ -205,10 +232,9 @@ def _stdout_ends(run_suite: RunSuite, fault: str, *args: str) -> SuiteRun:
 @pytest.mark.parametrize(
     ("fault", "said"),
     [
-        ("half-line", "the adapter wrote half a line '{\"id\": 2, \"output\": {\"isErr' (no newline), "
-                      "closed its stdout and ended (exit status 7): not JSON"),
-        ("half-line-held", "the adapter ended (exit status 7) without answering, "
-                           "after half a line '{\"id\": 2, \"output\": {\"isErr' (no newline)"),
+        ("half-line", "the adapter wrote half a line (no newline), closed its stdout and ended (exit status 7): "
+                      "not JSON"),
+        ("half-line-held", "the adapter ended (exit status 7) without answering, after half a line (no newline)"),
     ],
 )  # fmt: skip
 def test_half_a_line_then_an_exit_is_named_by_the_exit_status(run_suite: RunSuite, fault: str, said: str) -> None:
@@ -218,6 +244,7 @@ def test_half_a_line_then_an_exit_is_named_by_the_exit_status(run_suite: RunSuit
     failed = done.failed()
     assert failed and all(t["blamed"] == ["ADP-019", "ADP-015"] for t in failed), [t["blamed"] for t in failed]
     assert f"render_tool_result: {said}" in failed[0]["message"], failed[0]
+    assert '\'{"id": 2, "output": {"isErr\'' in done.out, "the half line is shown, below the first line"
     assert f"about to end stdout: {fault}" in done.out, "the failure shows the adapter's stderr"
 
 
@@ -231,7 +258,7 @@ def test_half_a_line_then_an_exit_is_named_by_the_exit_status(run_suite: RunSuit
 )
 def test_a_closed_stdout_fails_the_call_at_once_not_at_its_deadline(run_suite: RunSuite, fault: str, said: str) -> None:
     """With a 120 s deadline every call fails as soon as stdout closes (and the adapter's exit is
-    reaped, within EXIT_REAP): by the deadline, one call alone would take the whole run's time."""
+    reaped, within exit_reap): by the deadline, one call alone would take the whole run's time."""
     started = time.monotonic()
     done = _stdout_ends(run_suite, fault, "--exec-timeout=120")
     took = time.monotonic() - started
@@ -241,3 +268,21 @@ def test_a_closed_stdout_fails_the_call_at_once_not_at_its_deadline(run_suite: R
     assert f"render_tool_result: {said}" in failed[0]["message"], failed[0]
     assert "no answer within" not in done.output and "after 120 s" not in done.output, done.tail
     assert took < 60, f"the run took {took:.0f} s: a call waited for its 120 s deadline after stdout closed"
+
+
+@pytest.mark.requirement("ADP-020")
+@pytest.mark.parametrize(("fault", "status", "reason"), [
+    ("none", "passed", "the adapter exited with status 0 once its stdin closed"),
+    ("deaf", "not-met", "at the end of the run the adapter was still running 5 s (shutdown_grace) after its stdin "
+                        "closed, and was killed"),
+])  # fmt: skip
+def test_how_the_adapter_took_end_of_input_is_the_status_of_adp_020(
+    tmp_path: Path, run_fault: RunFault, fault: str, status: str, reason: str, marker: str
+) -> None:
+    """Not not-testable: the end of the session showed it. An unmet SHOULD never fails the run."""
+    done = run_fault(fault, *RENDER, f"--conformance-report={tmp_path / 'report.json'}")
+    assert done.code == pytest.ExitCode.OK, done.tail
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    found = next(r for r in report["requirements"] if r["id"] == "ADP-020")
+    assert (found["status"], found["reason"]) == (status, reason), found
+    assert report["run"]["stray_search"] == "subreaper" and _alive(marker) == []

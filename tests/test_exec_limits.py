@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from conformance.harness.exec_adapter import ExecAdapter, ExecFailure, ExecStartError, Limits
+from conformance.harness.exec_adapter import ExecAdapter, ExecFailure, ExecStartError
+from conformance.harness.exec_texts import Limits
 from conformance.spec import load_spec, operations_schema
 from conformance.verdict.reach import row_params
 from tests.conftest import RunSuite
@@ -166,7 +167,7 @@ DESCRIBES_THEN_CLOSES_STDOUT = (
 
 @pytest.mark.requirement("ADP-019")
 def test_an_adapter_that_closes_its_stdout_and_lives_on_fails_the_call(tmp_path: Path) -> None:
-    """Its stdout's end is not an exit to wait for: the call fails once EXIT_REAP has passed."""
+    """Its stdout's end is not an exit to wait for: the call fails once exit_reap has passed."""
     limits = _limits(pure_call_timeout=0.5)
     failure, took = _failed_call(tmp_path, DESCRIBES_THEN_CLOSES_STDOUT, limits, "bound_diagnostic", {"text": "x"})
     assert took < 5, "the suite waited for an adapter that closed its stdout beyond the call's deadline"
@@ -182,7 +183,7 @@ def test_an_adapter_writing_while_the_suite_writes_stalls_neither(tmp_path: Path
     big = {"text": "x" * 1_000_000}
     failure, took = _failed_call(tmp_path, DESCRIBES_THEN_CHATTERS, limits, "bound_diagnostic", big)
     assert took < 10, "the suite and the adapter waited on each other"
-    assert "malformed response line '{}'" in str(failure), str(failure)
+    assert "malformed response line: wrong id" in str(failure) and "the line: '{}'" in str(failure), str(failure)
 
 
 @pytest.mark.requirement("ADP-020", "ADP-021")

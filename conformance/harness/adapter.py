@@ -26,7 +26,8 @@ from typing import Any
 from conformance.harness import validation
 from conformance.harness.claims import Claims
 from conformance.harness.exec_adapter import ExecFailure, ExecTarget
-from conformance.harness.repeats import Memory, RepeatedFailure, exception_signature, where
+from conformance.harness.repeats import Memory, RepeatedFailure, exception_signature, input_key, where
+from conformance.harness.termination import Terminated
 from conformance.spec import Spec
 from conformance.verdict.operations import RUNNING, UndeclaredOperation
 
@@ -35,6 +36,12 @@ class AdapterResponseError(AssertionError):
     """The adapter answered with a value its operation's schema does not allow (ADP-012)."""
 
     requirements = ("ADP-012",)
+
+
+class NonDeterministic(AssertionError):
+    """A pure operation answered one input two ways (ADP-014)."""
+
+    requirements = ("ADP-014",)
 
 
 class MissingOperation(AssertionError):
@@ -76,7 +83,8 @@ class Adapter:
     declaration: dict[str, Any]
     target: Any
     spec: Spec
-    close: Callable[[], list[Any]] | None = None  # ends an exec adapter; returns what outlived it, killed
+    close: Callable[..., list[Any]] | None = None  # ends an exec adapter (grace=None); returns what outlived it, killed
+    exec_process: Any = None  # an exec adapter's ExecAdapter: how strays are searched, how it took end of input
     home: Path | None = None  # a Python adapter's own source: its frames are the ones a failure shows
     call_timeout: float | None = None  # a Python adapter's pure-call deadline; None for exec (it times itself)
     _worker: _Worker | None = field(default=None, repr=False)
@@ -127,15 +135,41 @@ class Adapter:
                 stacklevel=2,
             )
         pure = self._tiers.get(name) == "pure"  # the tier Hypothesis drives; a process call is its scenario's
+        key = input_key(payload) if pure else b""
         try:
-            if pure and (refused := self._memory.refuse_hung(name)) is not None:
+            if pure and (refused := self._memory.refuse_hung(name) or self._memory.refuse_known(name, key)):
                 raise refused
-            return self._call(name, payload)
-        except (AdapterResponseError, MissingOperation, OperationError, ExecFailure, RepeatedFailure) as exc:
+            answer = self._call(name, payload)
+            if pure:
+                self._check_determinism(name, key, payload, answer)
+            return answer
+        except (
+            AdapterResponseError,
+            MissingOperation,
+            OperationError,
+            ExecFailure,
+            RepeatedFailure,
+            NonDeterministic,
+        ) as exc:
             exc.operation, exc.input = name, payload  # type: ignore[union-attr]
             if pure and isinstance(exc, (OperationError, ExecFailure)):
+                if exc.hung is None:
+                    whole = getattr(exc, "oversized", False)  # a 50 MB answer is not asked for again
+                    self._memory.fail(name, key, str(exc), exc.requirements, payload, whole)
                 self._remember(name, payload, exc)
             raise
+
+    def _check_determinism(self, name: str, key: bytes, payload: Any, answer: Any) -> None:
+        """ADP-014, checked as the suite goes: the first calls of each pure operation are asked twice,
+        and any input asked again (Hypothesis replays, vectors shared by tests) is compared with
+        its first answer. An operation found answering one input two ways fails here, on ADP-014,
+        not later on a content rule, and is not called again in the run."""
+        __tracebackhide__ = True
+        said = self._memory.drift(name, key, answer, payload)
+        if said is None and self._memory.repeat_due(name):
+            said = self._memory.drift(name, key, self._call(name, payload), payload)
+        if said is not None:
+            raise NonDeterministic(said)
 
     def versioned(self, name: str, payload: Any) -> Any:
         """A provider operation's input with ``productVersion``, the version the adapter claims for
@@ -234,7 +268,7 @@ def _adapters_own(exc: BaseException) -> bool:
     outcomes pass through untouched: the claims gate's skip and pytest's other outcome exceptions
     (BaseExceptions that are neither KeyboardInterrupt nor SystemExit), and the failures that
     already name the operation and what it did (ExecFailure, OperationTimeout)."""
-    if isinstance(exc, ExecFailure | OperationTimeout):
+    if isinstance(exc, ExecFailure | OperationTimeout | Terminated):  # Terminated: the run got SIGTERM
         return False
     return isinstance(exc, Exception | KeyboardInterrupt | SystemExit)
 

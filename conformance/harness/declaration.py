@@ -29,7 +29,8 @@ from conformance.harness.claims import (
     reaches,
     required_operations,
 )
-from conformance.harness.exec_adapter import ExecAdapter, ExecStartError, Limits
+from conformance.harness.exec_adapter import ExecAdapter, ExecStartError
+from conformance.harness.exec_texts import Limits
 from conformance.spec import Spec, describe_error, operations_schema
 from conformance.spec.releases import covered
 
@@ -161,7 +162,8 @@ def _load_exec(
     except AdapterUsageError:
         process.close()
         raise
-    return Adapter(impl, declaration, GatedExecTarget(process, Gate(impl, declaration, spec)), spec, process.close)
+    target = GatedExecTarget(process, Gate(impl, declaration, spec))
+    return Adapter(impl, declaration, target, spec, process.close, exec_process=process)
 
 
 def check_declaration(

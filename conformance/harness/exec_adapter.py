@@ -2,37 +2,55 @@
 
 The suite owns the adapter process: it runs in its own process group, every call has a
 deadline, and a crashed, hung or babbling adapter fails the current test with the tail of
-its stderr and is replaced by a fresh process for the next call. Nothing outlives the run:
-every adapter process carries a token in its environment, and whatever still carries it
-after the adapter is killed or closed (a grandchild that left the group with setsid) is
-named and killed. The lines themselves (read, written, parsed) are exec_lines's; this module
+its stderr and is replaced by a fresh process for the next call. Nothing outlives the run,
+however it detached: the suite is a child subreaper, so an orphan below it is re-parented to
+it and found as a child it never started (processes.py says why this, and not the token or a
+cgroup); the process tree below a live adapter is read too, and every adapter process carries
+a token in its environment as a last net. Whatever is found once the adapter is killed or closed
+is named and killed. The lines themselves (read, written, parsed) are exec_lines's; this module
 owns the process and the calls.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import re
 import shlex
-import signal
 import subprocess
-import sys
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, Any
 
-from conformance.harness.exec_lines import EOF, Cut, Overlong, ResponseLines, parse_line, request_line, write_request
-from conformance.harness.processes import Survivor, carrying, kill, new_token
+from conformance.harness.exec_lines import (
+    EOF,
+    Cut,
+    Overlong,
+    ResponseLines,
+    answered_again,
+    refusal,
+    request_line,
+    write_request,
+)
+from conformance.harness.exec_texts import Limits, bare_interpreter, how, strays_sentence
+from conformance.harness.processes import (
+    Survivor,
+    adopted,
+    become_subreaper,
+    carrying,
+    describe,
+    kill,
+    kill_pids,
+    kill_tree,
+    new_token,
+    reap,
+    state,
+)
 from conformance.spec import Spec, describe_error, operations_schema
 from conformance.spec.schema_errors import elide
 
 ADAPTER_TOKEN_VARIABLE = "SUBAGENT_CONFORMANCE_ADAPTER"
-EXIT_REAP = 0.5  # seconds an adapter whose stdout closed is given to exit, to be named by its status
-ONLY_JSON_LINES = "stdout carries only JSON lines, one exec response each; write logs and banners to stderr"
 
 
 class ExecFailure(AssertionError):
@@ -41,10 +59,21 @@ class ExecFailure(AssertionError):
     a few words how the call waited out its deadline, when it did (the Adapter calls a hung
     operation no more: repeats.py)."""
 
-    def __init__(self, message: str, requirements: tuple[str, ...] = ("ADP-019",), hung: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        requirements: tuple[str, ...] = ("ADP-019",),
+        hung: str | None = None,
+        oversized: bool = False,
+    ) -> None:
         super().__init__(message)
         self.requirements = requirements
         self.hung = hung
+        self.oversized = oversized  # a line beyond response_line_max: the operation is not called again
+
+
+class UnaskedLine(UserWarning):
+    """An exec adapter wrote a line after its last answer that no request asked for."""
 
 
 class ExecStartError(Exception):
@@ -53,26 +82,6 @@ class ExecStartError(Exception):
     def __init__(self, message: str, condition: str) -> None:
         super().__init__(message)
         self.condition = condition
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The exec protocol's limits (adapter-protocol.yaml, table exec_limits)."""
-
-    describe_timeout: float
-    pure_call_timeout: float
-    process_call_timeout: float
-    shutdown_grace: float
-    stderr_tail: int
-    response_line_max: int
-    shown_value_max: int
-
-    @classmethod
-    def from_spec(cls, spec: Spec, pure_call_timeout: float | None = None) -> Limits:
-        values = {row["name"]: row["value"] for row in spec.table("adapter-protocol", "exec_limits").rows}
-        if pure_call_timeout is not None:
-            values["pure_call_timeout"] = pure_call_timeout
-        return cls(**values)
 
 
 @dataclass
@@ -85,24 +94,6 @@ class _Process:
     stderr: bytearray = field(default_factory=bytearray)
     next_id: int = 1
     asked: dict[int, str] = field(default_factory=dict)  # request id -> operation, answered or not
-
-
-# Interpreters that, given no program, read one from stdin: they take the requests for a script and never answer.
-_INTERPRETER = re.compile(
-    r"(node(js)?|python[0-9.]*|pypy[0-9.]*|deno|bun|ruby|perl|php|lua|tsx|ts-node|[a-z]*sh)(\.exe)?"
-)
-
-
-def bare_interpreter(argv: list[str]) -> str:
-    """Why a command that hung at describe may be an unquoted one: the shell split
-    ``--impl=exec:node adapter.js`` and pytest got ``exec:node`` alone (adapter.js became a path
-    argument), so node waits for its program on stdin. Empty for any other command."""
-    if len(argv) != 1 or not _INTERPRETER.fullmatch(Path(argv[0]).name):
-        return ""
-    return (
-        f" ({argv[0]} alone is an interpreter with no program: it reads one from stdin and never answers; "
-        f'quote the whole command, e.g. --impl="exec:{argv[0]} adapter.js")'
-    )
 
 
 class ExecAdapter:
@@ -129,6 +120,8 @@ class ExecAdapter:
         self._unresponsive: str | None = None  # why the adapter is not restarted again, once a restart hung
         self.declaration: Any = None
         self.tokens: set[str] = set()  # of every process started, for the final search
+        self.shutdown: str | None = None  # how the last process took end of input, once closed (ADP-020)
+        self.stray_search = become_subreaper()  # orphans below the suite are re-parented to it (processes.py)
 
     # ------------------------------------------------------------------ process
 
@@ -159,40 +152,55 @@ class ExecAdapter:
             tail.extend(chunk)
             del tail[: max(0, len(tail) - self.limits.stderr_tail)]
 
-    @staticmethod
-    def _kill_group(process: _Process) -> list[Survivor]:
-        """Kill the adapter's group, then anything else still carrying its token; return those."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.popen.pid, signal.SIGKILL)  # the adapter and anything it started
-        process.popen.wait()
+    def _kill_group(self, process: _Process) -> list[Survivor]:
+        """Kill the adapter's group and all below it (processes.kill_tree); close its pipes;
+        return the processes that had left its group, killed and reaped."""
+        survivors = kill_tree(process.popen, {process.token}, ADAPTER_TOKEN_VARIABLE, self._pids())
         for pipe in (process.popen.stdin, process.popen.stdout):
             with contextlib.suppress(OSError):
                 pipe.close()  # type: ignore[union-attr]
-        survivors = carrying({process.token}, ADAPTER_TOKEN_VARIABLE)
-        kill(survivors)
         return survivors
+
+    def _pids(self) -> set[int]:
+        """The pid of the adapter process now serving this command (not an orphan)."""
+        return {self._process.popen.pid} if self._process is not None else set()
 
     def _kill(self, process: _Process) -> str:
         """Kill ``process`` and its strays; the sentence that names the strays, if any."""
         survivors = self._kill_group(process)
         if self._process is process:
             self._process = None
-        return _strays(survivors)
+        return strays_sentence(survivors)
 
-    def close(self) -> list[Survivor]:
-        """End of the run: close stdin, allow the grace period, then kill the whole group and any
-        process of any adapter of this command still alive; return the ones that were."""
+    def close(self, grace: float | None = None) -> list[Survivor]:
+        """End of the run: close stdin, allow the grace period (``grace``, 0 when the run was
+        terminated), then kill the whole group and any process of any adapter of this command
+        still alive; return the ones that were. How the adapter took end of input is kept in
+        ``shutdown`` (ADP-020): "exited" (status 0 within the grace), or what happened instead."""
         process, self._process = self._process, None
         survivors: list[Survivor] = []
         if process is not None:
             with contextlib.suppress(OSError):
                 assert process.popen.stdin is not None
                 process.popen.stdin.close()
+            wait = self.limits.shutdown_grace if grace is None else grace
             with contextlib.suppress(subprocess.TimeoutExpired):
-                process.popen.wait(timeout=self.limits.shutdown_grace)
+                process.popen.wait(timeout=wait)
+            status = process.popen.poll()
+            if grace is not None:  # no grace given (a terminated run): end of input was not tried
+                self.shutdown = None
+            elif status is None:
+                self.shutdown = f"was still running {wait:g} s (shutdown_grace) after its stdin closed, and was killed"
+            else:
+                self.shutdown = "exited" if status == 0 else f"ended with {how(status)} after its stdin closed"
             survivors = self._kill_group(process)
-        late = [s for s in carrying(self.tokens, ADAPTER_TOKEN_VARIABLE) if s.pid not in {x.pid for x in survivors}]
+        known = {x.pid for x in survivors}
+        late = [s for s in carrying(self.tokens, ADAPTER_TOKEN_VARIABLE) if s.pid not in known]
         kill(late)
+        orphans = adopted(set())  # of an adapter killed earlier in the run, adopted since
+        late += [s for s in map(describe, orphans) if s is not None and s.pid not in known | {x.pid for x in late}]
+        kill_pids(orphans)
+        reap(orphans)
         return survivors + late
 
     # ------------------------------------------------------------------ calls
@@ -209,6 +217,9 @@ class ExecAdapter:
 
     def call(self, op: str, payload: Any) -> Any:
         process = self._process
+        if process is not None and (stale := self._stale(process)):
+            warnings.warn(UnaskedLine(stale), stacklevel=2)  # the earlier call's fault: this one starts afresh
+            process = None
         if process is None:
             if self._unresponsive is not None:  # one restart that hangs costs one deadline, not one per call
                 raise ExecFailure(f"{op}: not sent: {self._unresponsive}", ("ADP-018",), self._unresponsive)
@@ -225,6 +236,22 @@ class ExecAdapter:
         timeout = self.limits.process_call_timeout if self.tiers.get(op) == "process" else self.limits.pure_call_timeout
         return self._exchange(process, op, payload, timeout)
 
+    def _stale(self, process: _Process) -> str:
+        """A line the process wrote after its last answer, when nobody asked (a late second answer,
+        a log line): named, and the process killed, so that the call now due starts with a fresh
+        one. Empty when there is none."""
+        process.lines.pump(0)
+        stale = process.lines.take()
+        if stale is None:
+            return ""
+        text = elide(stale.decode("utf-8", "replace").rstrip("\n"), self.limits.shown_value_max) if isinstance(
+            stale, bytes) else "the end of its stdout" if stale is EOF else "an overlong line"  # fmt: skip
+        strays = self._kill(process)
+        return (
+            f"the exec adapter wrote a line after its last answer, unasked ({text!r}); it was restarted so "
+            f"that the next call does not take it for its answer (ADP-016){strays}"
+        )
+
     def _send(self, process: _Process, op: str, payload: Any, deadline: float) -> int:
         request_id = process.next_id
         process.next_id += 1
@@ -239,8 +266,10 @@ class ExecAdapter:
     def _receive(self, process: _Process, op: str, deadline: float, timeout: float) -> object:
         """The next stdout line, or EOF; an exit is noticed even while a child holds stdout open."""
         lines = process.lines
+        stopped: float | None = None  # since when the adapter is seen stopped
         while (line := lines.take()) is None:
-            left = deadline - time.monotonic()
+            now = time.monotonic()
+            left = deadline - now
             if left <= 0:
                 strays = self._kill(process)
                 what = f"no answer within {timeout:g} s"
@@ -249,54 +278,71 @@ class ExecAdapter:
                 while lines.pump(0.05) and not lines.ready:
                     pass  # exited; a line already written still counts
                 return lines.take() or EOF
+            if lines.ready:
+                continue
+            # Stopped (SIGSTOP, SIGTSTP): not hung, and not worth its deadline: no one continues it here.
+            stopped = (stopped or now) if state(process.popen.pid) in ("T", "t") else None
+            if stopped is not None and now - stopped >= self.limits.stopped_grace:
+                strays = self._kill(process)
+                what = (
+                    f"the adapter was stopped (by SIGSTOP or SIGTSTP) for {self.limits.stopped_grace:g} s "
+                    f"(stopped_grace) without answering; killed, and restarted for the next call{strays}"
+                )
+                raise ExecFailure(self._account(process, op, what), ("ADP-019",))
         return line
 
     def _exchange(self, process: _Process, op: str, payload: Any, timeout: float) -> Any:
         deadline = time.monotonic() + timeout
         process.lines.pump(0)
-        stale = process.lines.take()  # a line nobody asked for since the last answer
+        stale = process.lines.take()  # before describe: what the process wrote at start (a banner)
         request_id = self._send(process, op, payload, deadline)
         answer = stale if stale is not None else self._receive(process, op, deadline, timeout)
+        limit = self.limits.shown_value_max
         if answer is EOF:  # its exit says what happened; one that closed stdout and lives on is not waited for
             status = self._reap(process, deadline)
             closed = "; its stdout closed" if process.lines.ended else ""
             half = bytes(process.lines.buffer)  # written before an exit while a child holds stdout open
-            cut = f", after half a line {elide(half.decode('utf-8', 'replace'), self.limits.shown_value_max)!r}"
+            cut = f"\n  the half line: {elide(half.decode('utf-8', 'replace'), limit)!r}" if half else ""
             strays = self._kill(process)
             if status is None:
-                what = f"the adapter closed its stdout without answering and was still running {EXIT_REAP:g} s later"
+                what = "the adapter closed its stdout without answering and was still running"
+                what += f" {self.limits.exit_reap:g} s later"
                 raise ExecFailure(self._account(process, op, f"{what} (killed){strays}"))
-            what = f"the adapter ended ({_how(status)}) without answering{cut + ' (no newline)' if half else ''}"
+            what = f"the adapter ended ({how(status)}) without answering"
+            what += ", after half a line (no newline)" if half else ""
             raise ExecFailure(
-                self._account(process, op, f"{what}{closed}{strays}"), ("ADP-019", "ADP-015") if half else ("ADP-019",)
+                self._account(process, op, f"{what}{closed}{strays}", cut),
+                ("ADP-019", "ADP-015") if half else ("ADP-019",),
             )
-        limit = self.limits.shown_value_max
         if isinstance(answer, Overlong):
             strays = self._kill(process)
             shown = elide(answer.start.decode("utf-8", "replace"), limit)
+            what = "response line refused: longer than response_line_max"
+            what += f" ({self.limits.response_line_max} bytes) of the spec's exec_limits"
             raise ExecFailure(
-                self._account(
-                    process, op, f"response line refused: longer than response_line_max "
-                    f"({self.limits.response_line_max} bytes) of the spec's exec_limits; it starts {shown!r}{strays}",
-                ),
+                self._account(process, op, f"{what}{strays}", f"\n  it starts {shown!r}"),
                 ("ADP-015", "ADP-016"),
-            )  # fmt: skip
+                oversized=True,
+            )
         assert isinstance(answer, bytes)
-        reason, message = self._refusal(process, request_id, op, answer)
+        reason, detail, message = refusal(answer, request_id, op, process.asked)
         if reason is not None or self.envelopes is not None:  # only a line that may be refused is shown
             shown = elide(answer.decode("utf-8", "replace").rstrip("\n"), limit)
+            line = f"\n  the line: {shown!r}{detail}"  # below the first line, which the repeat short-cut compares
         if reason is not None and isinstance(answer, Cut):  # half a line, then stdout closed: say how it ended
             status = self._reap(process, deadline)
             strays = self._kill(process)
-            ended = f"was still running {EXIT_REAP:g} s later (killed)" if status is None else f"ended ({_how(status)})"
-            what = f"the adapter wrote half a line {shown!r} (no newline), closed its stdout and {ended}"
-            raise ExecFailure(self._account(process, op, f"{what}: {reason}{strays}"), ("ADP-019", "ADP-015"))
+            ended = (
+                f"was still running {self.limits.exit_reap:g} s later (killed)"
+                if status is None
+                else f"ended ({how(status)})"
+            )
+            what = f"the adapter wrote half a line (no newline), closed its stdout and {ended}: {reason}"
+            raise ExecFailure(self._account(process, op, f"{what}{strays}", line), ("ADP-019", "ADP-015"))
         if reason is not None:
             strays = self._kill(process)
             refused = ("ADP-015",) if message is None else ("ADP-016",)  # not an object at all, or a wrong id/shape
-            raise ExecFailure(
-                self._account(process, op, f"malformed response line {shown!r}: {reason}{strays}"), refused
-            )
+            raise ExecFailure(self._account(process, op, f"malformed response line: {reason}{strays}", line), refused)
         if self.envelopes is not None:
             for error in self.envelopes[1].iter_errors(message):
                 raise ExecFailure(
@@ -304,6 +350,10 @@ class ExecAdapter:
                     f"(--validate-adapter): {describe_error(error, limit)}",
                     ("ADP-015",),
                 )
+        if answered_again(process.lines, request_id):  # the second answer fails this call, not the next one
+            strays = self._kill(process)
+            what = f"malformed response: the request was answered twice (two lines carry its id){strays}"
+            raise ExecFailure(self._account(process, op, what, f"\n  the request's id: {request_id}"), ("ADP-016",))
         if "error" in message:
             error = message["error"]
             text = error.get("message") if isinstance(error, dict) else None
@@ -311,64 +361,20 @@ class ExecAdapter:
             raise ExecFailure(f"{op} failed in the adapter: {elide(said, limit)}", ("ADP-013",))
         return message["output"]
 
-    @staticmethod
-    def _refusal(process: _Process, request_id: int, op: str, answer: bytes) -> tuple[str | None, Any]:
-        """Why a response line cannot be the answer to ``request_id`` (None if it can), and its message."""
-        try:
-            message = parse_line(answer)
-        except RecursionError:  # the suite's own parser gave up: the line may be JSON, it is not the adapter raising
-            return (
-                f"nested too deep to read (beyond Python's recursion limit, {sys.getrecursionlimit()}, "
-                "the depth of JSON the suite parses)"
-            ), None
-        except UnicodeDecodeError as exc:  # before ValueError, which it is: the bytes, not the JSON
-            return f"not UTF-8 (byte 0x{answer[exc.start]:02x} at offset {exc.start}; exec lines are UTF-8)", None
-        except json.JSONDecodeError:
-            return f"not JSON ({ONLY_JSON_LINES})", None
-        except ValueError:  # valid JSON, but an integer longer than int() reads from text
-            return (
-                f"an integer of more than {sys.get_int_max_str_digits()} digits (Python's integer-string "
-                "limit, beyond which the suite cannot read a number)"
-            ), None
-        if not isinstance(message, dict):
-            return f"not a JSON object ({ONLY_JSON_LINES})", None
-        got = message.get("id")
-        if got != request_id or isinstance(got, bool):
-            if isinstance(got, int) and not isinstance(got, bool) and got in process.asked and got < request_id:
-                return (
-                    f"duplicate answer to id {got} (the {process.asked[got]} request, answered already); "
-                    f"expected the answer to id {request_id} ({op})"
-                ), message
-            return f"wrong id {got!r}, expected {request_id}", message
-        if ("output" in message) == ("error" in message):
-            return "an exec response has exactly one of output and error", message
-        return None, message
-
-    @staticmethod
-    def _reap(process: _Process, deadline: float) -> int | None:
-        """The adapter's exit status once its stdout is closed, waiting at most EXIT_REAP (and
+    def _reap(self, process: _Process, deadline: float) -> int | None:
+        """The adapter's exit status once its stdout is closed, waiting at most exit_reap (and
         not past the call's deadline); None while it still runs."""
         with contextlib.suppress(subprocess.TimeoutExpired):
-            return process.popen.wait(timeout=max(0.0, min(EXIT_REAP, deadline - time.monotonic())))
+            return process.popen.wait(timeout=max(0.0, min(self.limits.exit_reap, deadline - time.monotonic())))
         return None
 
-    def _account(self, process: _Process, op: str, what: str) -> str:
+    def _account(self, process: _Process, op: str, what: str, detail: str = "") -> str:
+        """The failure's text: its first line says what happened in words that do not change from
+        call to call (no id, no line: the repeat short-cut compares first lines); ``detail``, on the
+        lines after it, what does."""
         time.sleep(0.05)  # let the stderr reader catch the adapter's last words
         tail = bytes(process.stderr).decode("utf-8", "replace").strip()
-        return f"{op}: {what}; adapter command {self.command!r}; end of its stderr:\n{tail or '(empty)'}"
-
-
-def _how(status: int) -> str:
-    return f"killed by signal {-status}" if status < 0 else f"exit status {status}"
-
-
-def _strays(survivors: list[Survivor]) -> str:
-    if not survivors:
-        return ""
-    return (
-        f"; {len(survivors)} process(es) it started outlived it (outside its process group) and were killed:"
-        + "".join(f"\n  {s}" for s in survivors)
-    )
+        return f"{op}: {what}; adapter command {self.command!r}{detail}\nend of its stderr:\n{tail or '(empty)'}"
 
 
 class ExecTarget:

@@ -13,6 +13,7 @@ import json
 import os
 import select
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -143,3 +144,66 @@ def parse_line(line: bytes) -> Any:
         with contextlib.suppress(orjson.JSONDecodeError):
             return orjson.loads(line)
     return json.loads(line)
+
+
+ONLY_JSON_LINES = "stdout carries only JSON lines, one exec response each; write logs and banners to stderr"
+
+
+def refusal(answer: bytes, request_id: int, op: str, asked: dict[int, str]) -> tuple[str | None, str, Any]:
+    """Why a response line cannot be the answer to ``request_id`` (None if it can), in words
+    the same for every call refused so; what differs from call to call (ids, bytes), as lines
+    of detail; and its message. ``asked``: the operation of each id sent to the process."""
+    try:
+        message = parse_line(answer)
+    except RecursionError:  # the suite's own parser gave up: the line may be JSON, it is not the adapter raising
+        return (
+            (
+                f"nested too deep to read (beyond Python's recursion limit, {sys.getrecursionlimit()}, "
+                "the depth of JSON the suite parses)"
+            ),
+            "",
+            None,
+        )
+    except UnicodeDecodeError as exc:  # before ValueError, which it is: the bytes, not the JSON
+        where = f"\n  its first bad byte: 0x{answer[exc.start]:02x} at offset {exc.start}"
+        return "not UTF-8 (exec lines are UTF-8)", where, None
+    except json.JSONDecodeError:
+        return f"not JSON ({ONLY_JSON_LINES})", "", None
+    except ValueError:  # valid JSON, but an integer longer than int() reads from text
+        return (
+            (
+                f"an integer of more than {sys.get_int_max_str_digits()} digits (Python's integer-string "
+                "limit, beyond which the suite cannot read a number)"
+            ),
+            "",
+            None,
+        )
+    if not isinstance(message, dict):
+        return f"not a JSON object ({ONLY_JSON_LINES})", "", None
+    got = message.get("id")
+    if got != request_id or isinstance(got, bool):
+        if isinstance(got, int) and not isinstance(got, bool) and got in asked and got < request_id:
+            said = f"\n  duplicate answer to id {got} (the {asked[got]} request, answered already); "
+            return (
+                "a second answer to an earlier request",
+                f"{said}expected the answer to id {request_id} ({op})",
+                message,
+            )
+        return "wrong id (not the request's)", f"\n  wrong id {got!r}, expected {request_id}", message
+    if ("output" in message) == ("error" in message):
+        return "an exec response has exactly one of output and error", "", message
+    return None, "", message
+
+
+def answered_again(lines: ResponseLines, request_id: int) -> bool:
+    """Whether a second line carrying ``request_id`` came with its answer (read already, or
+    waiting in the pipe): a duplicate answer, the fault of the call it answers twice."""
+    lines.pump(0)
+    extra = lines.ready[0] if lines.ready else None
+    if not isinstance(extra, bytes):
+        return False
+    try:
+        again = parse_line(extra)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(again, dict) and again.get("id") == request_id and not isinstance(again.get("id"), bool)

@@ -20,9 +20,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import orjson
+
 from conformance.spec.schema_errors import SHOWN_VALUE_MAX, elide
 
 OWN_FRAMES_SHOWN = 100  # entries of the adapter's own call chain, after folding recursion
+REPEATED_CALLS = 2  # the first calls of each pure operation asked twice, to check ADP-014
+ANSWERS_KEPT = 256  # inputs per operation whose answer is kept, to compare with a later call of the same input
 
 
 class RepeatedFailure(BaseException):
@@ -67,6 +71,64 @@ class Memory:
         self.shown = shown
         self.hung: dict[str, First] = {}
         self.raised: dict[tuple[str, object], First] = {}
+        self.answers: dict[str, dict[bytes, Any]] = {}  # operation -> input (canonical) -> its first answer
+        self.drifted: dict[str, First] = {}  # operations found answering one input two ways (ADP-014)
+        self.failed: dict[tuple[str, bytes], First] = {}  # (operation, input) of calls that failed
+        self.oversized: dict[str, First] = {}  # operations that answered a line beyond response_line_max
+
+    def refuse_known(self, operation: str, key: bytes) -> RepeatedFailure | None:
+        """The failure of a call not made: its operation was found non-deterministic, or the same
+        input failed before (by ADP-014 it would fail again: a refused 50 MB answer is not asked
+        for twice); None when the call is to be made."""
+        first = self.drifted.get(operation) or self.oversized.get(operation) or self.failed.get((operation, key))
+        if first is None:
+            return None
+        first.count += 1
+        why = (
+            "it answered one input two ways earlier in this run"
+            if operation in self.drifted
+            else "it answered with a line beyond response_line_max earlier in this run (not read twice)"
+            if operation in self.oversized
+            else "the same input failed earlier in this run"
+        )
+        return RepeatedFailure(
+            f"{operation} not called: {why} ({first.message.split(chr(10), 1)[0]}), {first.example()}; "
+            f"{first.count - 1} call(s) of it not made so far, this one included (a pure operation answers "
+            "equal inputs alike, ADP-014)",
+            first.requirements,
+        )
+
+    def fail(
+        self, operation: str, key: bytes, message: str, requirements: tuple[str, ...], payload: Any, whole: bool = False
+    ) -> None:
+        """Remember a failed call: of this input, or (``whole``) of the operation, not called again."""
+        first = First(message, requirements, current_test(), payload, self.shown)
+        if whole:
+            self.oversized.setdefault(operation, first)
+        self.failed.setdefault((operation, key), first)
+
+    def repeat_due(self, operation: str) -> bool:
+        """Whether this call is asked twice to check ADP-014: the first two calls of each operation."""
+        return len(self.answers.get(operation, ())) < REPEATED_CALLS
+
+    def drift(self, operation: str, key: bytes, answer: Any, payload: Any) -> str | None:
+        """How ``answer`` differs from the answer an earlier call of the same input got (remembered
+        for the first ANSWERS_KEPT inputs of each operation); None when alike or not seen."""
+        kept = self.answers.setdefault(operation, {})
+        if key not in kept:
+            if len(kept) < ANSWERS_KEPT:
+                kept[key] = answer
+            return None
+        before = kept[key]
+        if alike(before, answer):
+            return None
+        said = (
+            f"{operation} answered one input two ways: {elide(_text(before), self.shown)} first, "
+            f"{elide(_text(answer), self.shown)} when asked again (a pure operation must answer equal "
+            "inputs alike, whatever was called before)"
+        )
+        self.drifted.setdefault(operation, First(said, ("ADP-014",), current_test(), payload, self.shown))
+        return said
 
     def refuse_hung(self, operation: str) -> RepeatedFailure | None:
         """The failure of a call of ``operation`` not made because it hung before; None if it did not."""
@@ -172,3 +234,20 @@ def _inside(filename: str, home: Path) -> bool:
     except OSError:
         return False
     return path == home or path.is_relative_to(home)
+
+
+def input_key(payload: Any) -> bytes:
+    """An input as canonical bytes (keys sorted): equal inputs, equal keys."""
+    try:
+        return orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # beyond what orjson writes (an integer past 64 bits, say)
+        return json.dumps(payload, sort_keys=True, default=repr).encode()
+
+
+def alike(one: Any, other: Any) -> bool:
+    """Equal answers: equal values, or the same JSON text (NaN, which equals nothing, included)."""
+    return bool(one == other) or _text(one, sort=True) == _text(other, sort=True)
+
+
+def _text(value: Any, sort: bool = False) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=sort, default=repr)

@@ -231,3 +231,20 @@ def write_json(path: Path, report: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(strict_json(report), indent=2, ensure_ascii=False, allow_nan=False)
     path.write_text(text + "\n", encoding="utf-8")
+
+
+def shutdown_statuses(report: dict[str, Any], shutdown: str | None, leftovers: list[str]) -> None:
+    """ADP-020 and ADP-021 as the end of the session showed them, which no test's outcome carries:
+    how the exec adapter took end of input (``shutdown``: "exited", or what it did instead; None
+    when not tried), and the processes that outlived it. A SHOULD unmet is not-met, never violated."""
+    for req in report["requirements"]:
+        if req["id"] == "ADP-020" and shutdown is not None and req["status"] in ("passed", "not-testable"):
+            if shutdown == "exited":
+                req["status"], req["reason"] = "passed", "the adapter exited with status 0 once its stdin closed"
+            else:
+                req["status"], req["reason"] = "not-met", f"at the end of the run the adapter {shutdown}"
+        if req["id"] == "ADP-021" and leftovers and req["status"] != "violated":
+            req["status"] = "violated"
+            killed = "; ".join(leftovers)
+            req["reason"] = f"{len(leftovers)} process(es) outlived the adapter and were killed: {killed}"
+    report["summary"] = {s: sum(r["status"] == s for r in report["requirements"]) for s in STATUSES}

@@ -151,6 +151,9 @@ def markdown_summary(
         + made_by
         + f", {run['date']}.",
     ]
+    if run.get("incomplete"):  # a signal stopped the run: what follows covers the tests that ran
+        lines += ["", f"**Run incomplete**: {_cell(run['incomplete'])}; the adapters were killed, "
+                  "and the results below cover only the tests that ran."]  # fmt: skip
     if run.get("error"):
         lines += ["", *_fenced(run["error"])]
         return "\n".join(lines) + "\n"

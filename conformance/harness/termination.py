@@ -1,0 +1,55 @@
+"""SIGTERM to the run (a CI timeout, a cancelled job): the run stops as it would on Ctrl-C, so
+that pytest still finishes its session: the exec adapters, in sessions of their own that the
+signal never reaches, are killed with their strays, and the report and the summary are written,
+marked incomplete. Without a handler SIGTERM ends the interpreter at once, and nothing is written.
+
+The signal is raised as :class:`Terminated`, a KeyboardInterrupt, which is what pytest stops a run
+for (and finishes the session after); the adapter tells it from a KeyboardInterrupt a Python
+operation raised itself (conformance/harness/adapter.py)."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable
+from types import FrameType
+
+
+class Terminated(KeyboardInterrupt):
+    """The run got SIGTERM: it stops, and finishes its session."""
+
+
+_received: list[str] = []
+_finishing = [False]  # once the session finishes, a SIGTERM is noted, not raised into the writing
+
+
+def install() -> Callable[[], None]:
+    """Turn SIGTERM into :class:`Terminated` while the run lasts (main thread only, and only where
+    nobody else handles SIGTERM); return the function that puts the previous handler back."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return lambda: None
+    _received.clear()
+    _finishing[0] = False
+
+    def terminate(signum: int, frame: FrameType | None) -> None:
+        _received.append("terminated by SIGTERM (a CI timeout or a cancelled job, say)")
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
+        if not _finishing[0]:
+            raise Terminated("SIGTERM")
+
+    signal.signal(signal.SIGTERM, terminate)
+
+    def restore() -> None:
+        if signal.getsignal(signal.SIGTERM) is terminate:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    return restore
+
+
+def finishing() -> str | None:
+    """The session is finishing: from now on a SIGTERM is only noted. Why the run was stopped
+    by a signal, if it was."""
+    _finishing[0] = True
+    return _received[0] if _received else None
