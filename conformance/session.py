@@ -312,8 +312,10 @@ def versions_line(spec: Spec, providers: dict[str, str]) -> str:
         if area.version is None or not area.product:
             continue
         current = area.current
-        drives = f" (product {current.product_version})" if current and current.product_version else ""
-        parts.append(f"{name} {area.product['package']}@{area.version}{drives}")
+        made = current.product_of(area.version) if current else None
+        drives = f" (product {made})" if made else ""
+        span = f", range {current.span}" if current and current.span != area.version else ""
+        parts.append(f"{name} {area.product['package']}@{area.version}{drives}{span}")
     return ", ".join(parts) or "none"
 
 

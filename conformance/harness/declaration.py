@@ -168,13 +168,13 @@ def check_declaration(declaration: Any, spec: Spec, where: str = "", name: str =
     for error in _schema(spec, "declaration").iter_errors(declaration):
         raise AdapterUsageError(f"{at} is malformed: {_schema_message(error, declaration)}", "malformed-declaration")
     for provider, version in declaration["providers"].items():
-        shipped = spec.areas[provider].shipped
-        if version not in shipped:
-            listed = ", ".join(shipped)
+        area = spec.areas[provider]
+        if not area.covers(version):
             raise AdapterUsageError(
-                f"{at} claims provider {provider} at {version}, but this spec ships {provider} {listed} only; "
-                f"claim one of them, or run `subagent-conformance upgrade-check --product {provider} --version "
-                f"{version}` to see what {version} changes (a version the spec does not ship cannot be tested)",
+                f"{at} claims provider {provider} at {version}, but this spec covers {provider} {area.ranges} "
+                f"only (every release each range lists: spec/{provider}.yaml versions); claim a covered release, "
+                f"or run `subagent-conformance upgrade-check --product {provider} --version "
+                f"{version}` to see what {version} changes (a release the spec does not cover cannot be tested)",
                 "unshipped-provider-version",
             )
     for driver in declaration["process_drivers"]:

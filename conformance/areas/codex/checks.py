@@ -5,6 +5,7 @@ oracle's result (conformance.areas.codex.oracle), the rules a difference breaks
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +34,7 @@ class CodexChecks:
         self.oracle = CodexOracle(spec)
         self.diagnosis = CodexDiagnosis(spec)
         self.run_result: Matcher = roots(spec)[(self.oracle.product, "run-result")]
+        self.other_variants = _other_ranges_variants(spec)
 
     def check(self, outcome: Outcome, request: Json, expected: Json, *, found: bool = False) -> None:
         """Raise a Violation of exactly the rules that tell the answer from the spec's result
@@ -63,7 +65,9 @@ class CodexChecks:
         confirmed with ``outcome`` when given)."""
         if "diagnostic" in answer and not self.run_result.matches(answer["diagnostic"]):
             self.diagnosis.outcome = outcome
-            copied = self.diagnosis.leak_rules(request, {}, answer["diagnostic"])
+            copied = self.diagnosis.leak_rules(request, {}, answer["diagnostic"]) or self.other_range_rule(
+                answer["diagnostic"]
+            )
             raise Violation(
                 copied or ["RED-002"],
                 operation="codex_outcome",
@@ -71,6 +75,28 @@ class CodexChecks:
                 expected="a diagnostic that is a sentence of the Codex run-result grammar",
                 actual=answer,
             )
+
+
+    def other_range_rule(self, diagnostic: str) -> list[str]:
+        """CDX-008 when the diagnostic is a sentence of the grammar but for its category, a variant
+        of another covered range's union kept outside the claimed one's: a mapping of the wrong
+        release, not a leak (a variant name is no product text)."""
+        match = _CATEGORY.search(diagnostic)
+        if match is None or match.group(1) not in self.other_variants:
+            return []
+        as_unknown = diagnostic[: match.start(1)] + "unknown" + diagnostic[match.end(1) :]
+        return ["CDX-008"] if self.run_result.matches(as_unknown) else []
+
+
+_CATEGORY = re.compile(r"; category: ([A-Za-z]+)[;)]")
+
+
+def _other_ranges_variants(spec: Spec) -> frozenset[str]:
+    """The variants some covered range's union has and the release ``spec`` stands at does not."""
+    area = spec.areas["codex"]
+    every = {str(v) for v in (area.base_area or area).vocabularies["variant"].values}
+    every |= {str(m) for entry in area.versions for m in entry.union.get("adds", ())}
+    return frozenset(every - {str(v) for v in area.vocabularies["variant"].values})
 
 
 _CHECKS: dict[int, tuple[Spec, CodexChecks]] = {}  # by id, with the spec itself: an id is not reused while held
