@@ -3,10 +3,11 @@ written by ``subagent-conformance products record``) replayed through codex_outc
 claude_code_outcome, so the fakes and the generated scenarios stay tied to what the real
 products send at the version the adapter claims.
 
-Each recording is of one case of fixtures/recordings/cases.yaml run against one recorded product
-release (``<product>/<release>/<case>.json``, the ``recorded`` release of its range); the session's
+Each recording is of one case of fixtures/recordings/cases.yaml run against one recorded
+product release (``<product>/<release>/<case>.json``, the ``recorded`` one of its range); the session's
 spec stands at the claimed release, so the recording replayed is that of its range and the
-expected result is the case's at that range, rendered by the spec's format rules (conformance.products.recordings.expected_results).
+expected result is the case's at that range, rendered by the spec's format rules
+(conformance.products.recordings.expected_results).
 The transcript must also show what the case claims (the Codex terminal carries the wire form table
 ``variants`` gives the expected category; the Claude Code oracle built from the classification
 table reads the transcript as the case expects), so a re-recording that changes the product's

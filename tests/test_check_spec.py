@@ -145,18 +145,32 @@ def _line_of(spec_copy: Path, file: str, needle: str) -> int:
     ("pattern", "replacement", "wanted"),
     [
         # a release listed twice, the second time out of order: both named on its entry's line
-        (r'^    releases: \["0\.158\.0"\]$', '    releases: ["0.158.0", "0.157.1"]',
-         ["versions[3].releases[1]: 0.157.1 is not after 0.158.0",
-          "versions[3].releases[1]: 0.157.1 is already covered by the entry 0.151.0"]),
+        (
+            r'^    releases: \["0\.158\.0"\]$',
+            '    releases: ["0.158.0", "0.157.1"]',
+            [
+                "versions[3].releases[1]: 0.157.1 is not after 0.158.0",
+                "versions[3].releases[1]: 0.157.1 is already covered by the entry 0.151.0",
+            ],
+        ),
         # a range that runs into the next one: the later entry overlaps it
-        (r'^    releases: \["0\.158\.0"\]$', '    releases: ["0.158.0", "0.159.0"]',
-         ["versions[4].version: 0.159.0 overlaps or precedes the range before it, which ends at 0.159.0"]),
+        (
+            r'^    releases: \["0\.158\.0"\]$',
+            '    releases: ["0.158.0", "0.159.0"]',
+            ["versions[4].version: 0.159.0 overlaps or precedes the range before it, which ends at 0.159.0"],
+        ),
         # a release npm lists that no range covers: a gap, on the line of npm's list
-        (r'^    releases: \["0\.166\.0", "0\.167\.2", "0\.168\.0"\]$', '    releases: ["0.166.0", "0.168.0"]',
-         ["product.releases.versions[37]: 0.167.2 is in npm's list but no versions entry covers it"]),
+        (
+            r'^    releases: \["0\.166\.0", "0\.167\.2", "0\.168\.0"\]$',
+            '    releases: ["0.166.0", "0.168.0"]',
+            ["product.releases.versions[37]: 0.167.2 is in npm's list but no versions entry covers it"],
+        ),
         # an entry named by another release than its first
-        (r'^  - version: "0\.165\.0"$', '  - version: "0.165.1"',
-         ["versions[6].releases: starts with 0.165.0, not the entry's version 0.165.1"]),
+        (
+            r'^  - version: "0\.165\.0"$',
+            '  - version: "0.165.1"',
+            ["versions[6].releases: starts with 0.165.0, not the entry's version 0.165.1"],
+        ),
     ],
     ids=["twice-and-unsorted", "overlap", "gap", "misnamed"],
 )
@@ -171,7 +185,11 @@ def test_a_bad_range_is_named_at_its_file_line_and_field(
     said = "\n".join(problems)
     for want in wanted:
         field = want.split(":")[0]
-        at = _line_of(spec_copy, "codex.yaml", '"0.167.2", "0.168.0", "0.169.0"') if "product.releases" in field else line
+        at = (
+            _line_of(spec_copy, "codex.yaml", '"0.167.2", "0.168.0", "0.169.0"')
+            if "product.releases" in field
+            else line
+        )
         if field.endswith(".version"):
             at = _line_of(spec_copy, "codex.yaml", '  - version: "0.159.0"')
         if field.endswith("].releases"):

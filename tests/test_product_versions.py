@@ -26,7 +26,13 @@ def _entry(product: str, version: str) -> Any:
 @pytest.mark.requirement("ADP-004")
 @pytest.mark.parametrize(
     ("product", "version"),
-    [("codex", "0.172.0"), ("codex", "0.146.9"), ("codex", "0.153.1"), ("codex", "0.170.0"), ("claude-code", "2.1.220")],
+    [
+        ("codex", "0.172.0"),
+        ("codex", "0.146.9"),
+        ("codex", "0.153.1"),
+        ("codex", "0.170.0"),
+        ("claude-code", "2.1.220"),
+    ],
 )
 def test_an_uncovered_release_is_one_usage_error_naming_the_ranges_and_the_gate(product: str, version: str) -> None:
     with pytest.raises(AdapterUsageError) as caught:
@@ -48,9 +54,19 @@ def test_every_covered_release_is_accepted(product: str) -> None:
 
 @pytest.mark.parametrize(
     ("release", "entry"),
-    [("0.147.0", "0.147.0"), ("0.148.0-alpha.8", "0.147.0"), ("0.150.1", "0.148.0"), ("0.160.0", "0.159.0"),
-     ("0.162.0-alpha.15", "0.161.0"), ("0.167.2", "0.166.0"), ("0.171.0", "0.171.0"), ("0.153.1", None),
-     ("0.167.0", None), ("0.170.0", None), ("0.172.0", None)],
+    [
+        ("0.147.0", "0.147.0"),
+        ("0.148.0-alpha.8", "0.147.0"),
+        ("0.150.1", "0.148.0"),
+        ("0.160.0", "0.159.0"),
+        ("0.162.0-alpha.15", "0.161.0"),
+        ("0.167.2", "0.166.0"),
+        ("0.171.0", "0.171.0"),
+        ("0.153.1", None),
+        ("0.167.0", None),
+        ("0.170.0", None),
+        ("0.172.0", None),
+    ],
 )
 def test_entry_for_finds_the_range_that_lists_a_release(release: str, entry: str | None) -> None:
     area = SPEC.areas["codex"]
@@ -119,10 +135,14 @@ def test_spec_at_the_base_is_the_loaded_spec_and_uncovered_is_refused() -> None:
 
 @pytest.mark.parametrize(
     ("release", "misalignment", "http_401"),
-    [("0.150.1", False, "other"), ("0.151.0", True, "other"), ("0.157.1", True, "other"),
-     ("0.158.0", True, {"httpConnectionFailed": {"httpStatusCode": 401}}),
-     ("0.160.0", True, {"httpConnectionFailed": {"httpStatusCode": 401}}),
-     ("0.171.0", True, {"httpConnectionFailed": {"httpStatusCode": 401}})],
+    [
+        ("0.150.1", False, "other"),
+        ("0.151.0", True, "other"),
+        ("0.157.1", True, "other"),
+        ("0.158.0", True, {"httpConnectionFailed": {"httpStatusCode": 401}}),
+        ("0.160.0", True, {"httpConnectionFailed": {"httpStatusCode": 401}}),
+        ("0.171.0", True, {"httpConnectionFailed": {"httpStatusCode": 401}}),
+    ],
 )
 def test_the_wire_of_a_release_is_its_ranges_merged_over_the_earlier_ones(
     release: str, misalignment: bool, http_401: Any
@@ -155,8 +175,12 @@ def test_the_claimed_version_reaches_the_provider_operations_as_product_version(
 
 @pytest.mark.parametrize(
     ("version", "error"),
-    [("0.147.0", {"message": "m"}), ("0.150.1", {"message": "m"}), ("0.151.0", {"misalignment": None, "message": "m"}),
-     ("0.171.0", {"misalignment": None, "message": "m"})],
+    [
+        ("0.147.0", {"message": "m"}),
+        ("0.150.1", {"message": "m"}),
+        ("0.151.0", {"misalignment": None, "message": "m"}),
+        ("0.171.0", {"misalignment": None, "message": "m"}),
+    ],
 )
 def test_the_fake_app_server_speaks_the_version_wire(tmp_path: Path, version: str, error: dict[str, Any]) -> None:
     wire = SPEC.at({"codex": version}).areas["codex"].wire

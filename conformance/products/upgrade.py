@@ -261,7 +261,7 @@ def package(spec: Spec, product: str) -> str:
     known = spec.areas[product].product
     if not known:
         raise ProductError(f"spec area {product!r} names no product package")
-    return known["package"]
+    return str(known["package"])
 
 
 def nearest(shipped: list[str], version: str) -> str:

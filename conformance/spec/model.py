@@ -175,7 +175,8 @@ class Area:
     def entry_for(self, release: str) -> ProductVersion | None:
         """The range entry that covers ``release``, or None when the spec does not cover it."""
         found = next((v for v in self.versions if release in v.covered), None)
-        return found or next((v for v in self.versions if v.version == release), None)  # a misnamed entry (check-spec says)
+        # else an entry named by a release it does not list (a broken spec, which check-spec names)
+        return found or next((v for v in self.versions if v.version == release), None)
 
     def covers(self, release: str) -> bool:
         """Whether an adapter may claim ``release``: one of some entry's listed releases."""

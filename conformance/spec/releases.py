@@ -24,8 +24,8 @@ def release_key(release: str) -> tuple[Any, ...]:
     if match is None:
         return (float("inf"), release)
     major, minor, patch, pre = match.groups()
-    parts: tuple[Any, ...] = ((1,),) if pre is None else tuple(
-        (0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split(".")
+    parts: tuple[Any, ...] = (
+        ((1,),) if pre is None else tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split("."))
     )
     return (int(major), int(minor), int(patch), pre is None, parts)
 
@@ -54,12 +54,17 @@ def range_problems(raw: Any) -> list[tuple[Path_, str]]:
                 wrong.append(((*at, k), f"{release} is not after {releases[k - 1]}: list the releases in order"))
             if release in owner:
                 first = entries[owner[release]].get("version")
-                wrong.append(((*at, k), f"{release} is already covered by the entry {first} (versions {owner[release]})"))
+                wrong.append(
+                    ((*at, k), f"{release} is already covered by the entry {first} (versions {owner[release]})")
+                )
             else:
                 owner[release] = i
         if releases and last is not None and release_key(releases[0]) <= release_key(last):
             wrong.append(
-                (("versions", i, "version"), f"{releases[0]} overlaps or precedes the range before it, which ends at {last}")
+                (
+                    ("versions", i, "version"),
+                    f"{releases[0]} overlaps or precedes the range before it, which ends at {last}",
+                )
             )
         if releases:
             last = releases[-1]
@@ -68,8 +73,11 @@ def range_problems(raw: Any) -> list[tuple[Path_, str]]:
     for k, release in enumerate(listed):
         if release not in owner and release not in excused:
             wrong.append(
-                (("product", "releases", "versions", k), f"{release} is in npm's list but no versions entry covers it "
-                 "and not_covered does not say why (a gap between the ranges)")
+                (
+                    ("product", "releases", "versions", k),
+                    f"{release} is in npm's list but no versions entry covers it "
+                    "and not_covered does not say why (a gap between the ranges)",
+                )
             )
         if release in owner and release in excused:
             wrong.append((("product", "releases", "not_covered", release), f"{release} is covered by a versions entry"))

@@ -76,7 +76,6 @@ class CodexChecks:
                 actual=answer,
             )
 
-
     def other_range_rule(self, diagnostic: str) -> list[str]:
         """CDX-008 when the diagnostic is a sentence of the grammar but for its category, a variant
         of another covered range's union kept outside the claimed one's: a mapping of the wrong
