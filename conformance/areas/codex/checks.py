@@ -35,6 +35,7 @@ class CodexChecks:
         self.diagnosis = CodexDiagnosis(spec)
         self.run_result: Matcher = roots(spec)[(self.oracle.product, "run-result")]
         self.other_variants = _other_ranges_variants(spec)
+        self.spec = spec
 
     def check(self, outcome: Outcome, request: Json, expected: Json, *, found: bool = False) -> None:
         """Raise a Violation of exactly the rules that tell the answer from the spec's result
@@ -75,6 +76,29 @@ class CodexChecks:
                 expected="a diagnostic that is a sentence of the Codex run-result grammar",
                 actual=answer,
             )
+
+    def version_hint(self, outcome: Outcome) -> str:
+        """Advice, never a verdict: when every string member the claimed release's union has over
+        the base's comes back unknown, the adapter's mapping likely does not know that release
+        (a table written for the base, or keyed by releases that lack it). Empty otherwise."""
+        area = self.spec.areas["codex"]
+        base = area.base_area or area
+        added = [
+            str(v)
+            for v in area.vocabularies["variant_string"].values
+            if v not in base.vocabularies["variant_string"].values
+        ]
+        if not added:
+            return ""
+        for member in added:
+            answer = outcome(scenario([response(), terminal(failed_turn(turn_error(member)))]))
+            if "category: unknown" not in str(answer.get("diagnostic", "")):
+                return ""
+        return (
+            f"the adapter's mapping may not know codex {area.version}: every member its union adds over "
+            f"{base.version} ({', '.join(added)}) came back unknown, as a mapping of {base.version} only would "
+            "answer; map the claimed release's union (its range's `releases` in spec/codex.yaml)"
+        )
 
     def other_range_rule(self, diagnostic: str) -> list[str]:
         """CDX-008 when the diagnostic is a sentence of the grammar but for its category, a variant
