@@ -14,6 +14,8 @@ from conformance.harness.adapter import Adapter
 from conformance.harness.declaration import AdapterUsageError, check_declaration
 from conformance.process.scenarios import Scenario, fake_argv, write_script
 from conformance.spec import load_spec
+from conformance.spec.resources import fixtures_dir
+from tests.conftest import RunSuite
 
 SPEC = load_spec()
 DECLARATION: dict[str, Any] = {"protocol": "1", "bindings": [], "process_drivers": []}
@@ -206,3 +208,30 @@ def test_the_diagnostic_schema_admits_every_shipped_versions_categories() -> Non
     schema = json.loads((spec.root / "schema" / "diagnostic.json").read_text(encoding="utf-8"))
     for name in ("cdx_failure", "cdx_result_facts", "cdx_failure_line_facts"):
         assert set(schema["$defs"][name]["properties"]["category"]["enum"]) == set(union), name
+
+
+def test_a_mapping_that_does_not_know_the_claimed_release_is_told_so(run_suite: RunSuite) -> None:
+    """At 0.160.0, a mapping written for 0.147.0 answers unknown for all four members 0.160.0's union
+    adds: the failure (CDX-077, unchanged) says the mapping may not know 0.160.0. A mapping that
+    knows them but also newer ones (maps as at 0.171.0) gets no such hint: it would be false."""
+    hint = "the adapter's mapping may not know codex 0.160.0"
+    runs = {
+        module: run_suite(
+            "-q",
+            "--pyargs",
+            "conformance.test_codex",
+            "-k",
+            "test_every_variant_status",
+            impl=module,
+            importable=[fixtures_dir() / "known_bad"],
+            report=True,
+        )
+        for module in ("bad_cdx_in_between_maps_as_base", "bad_cdx_in_between_maps_as_newest")
+    }
+    base = runs["bad_cdx_in_between_maps_as_base"]
+    assert base.code == 1 and base.violated() == ["CDX-077"], base.tail
+    assert (
+        hint in base.tail
+        and "misalignmentPolicyViolation, rateLimitExceeded, flexUnavailable, tooManyDenials" in base.tail
+    )
+    assert "may not know" not in runs["bad_cdx_in_between_maps_as_newest"].tail
