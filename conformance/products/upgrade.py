@@ -333,14 +333,15 @@ def upgrade_check(
         raise ProductError(f"--from reads one version: --version must be exact (like 0.147.0), not {version!r}")
     else:
         unions = unions_from(product, source)
-    near = nearest(shipped, version)
+    covered = spec.areas[product].covers(version)  # a release inside a range is that range (issue #31)
+    near = version if covered else nearest(shipped, version)
     at = spec.at({product: near})
     compared = [compare(at, u, recorded_catch_alls(at, product)) for u in unions]
     report: Json = {
         "product": product,
         "package": name,
         "version": version,
-        "shipped": version in shipped,
+        "shipped": covered,
         "shipped_versions": shipped,
         "nearest": near,
         "equal": not any(u["added"] or u["removed"] for u in compared),
