@@ -336,10 +336,12 @@ def versions_line(spec: Spec, providers: dict[str, str]) -> str:
         if area.version is None or not area.product:
             continue
         current = area.current
-        drives = f" (product {current.product_version})" if current and current.product_version else ""
+        made = current.product_of(area.version) if current else None
+        drives = f" (product {made})" if made else ""
+        span = f", range {current.span}" if current and current.span != area.version else ""
         claimed = providers[name]
         release = area.version if claimed == area.version else f"{claimed}, tested as {area.version}"
-        parts.append(f"{name} {area.product['package']}@{release}{drives}")
+        parts.append(f"{name} {area.product['package']}@{release}{drives}{span}")
     return ", ".join(parts) or "none"
 
 

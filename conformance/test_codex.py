@@ -197,7 +197,21 @@ def test_every_variant_status_and_http_status_form(codex_outcome: Outcome) -> No
                     assert expected["stopReason"] == row["stop_reason"]
                 else:
                     expected = ORACLE.failure("never", output, "turn", "unknown")
-                CHECKS.check(codex_outcome, request, expected)
+                try:
+                    CHECKS.check(codex_outcome, request, expected)
+                except Violation as failed:
+                    hint = CHECKS.version_hint(codex_outcome)  # advice beside the verdict, which stays
+                    if not hint:
+                        raise
+                    raise Violation(
+                        failed.requirements,
+                        operation=failed.operation,
+                        input=failed.input,
+                        expected=failed.expected,
+                        actual=failed.actual,
+                        detail=f"{failed.detail}; {hint}",
+                        sections=failed.sections,
+                    ) from None
 
 
 @pytest.mark.parametrize(

@@ -61,9 +61,13 @@ def _values(spec: Spec, ref: str) -> list[Any]:
     return list(spec.vocabulary(ref).values)
 
 
-@pytest.mark.parametrize(("version", "counts"), [("0.147.0", (11, 5)), ("0.171.0", (19, 5))])
+@pytest.mark.parametrize(
+    ("version", "counts"),
+    [("0.147.0", (11, 5)), ("0.150.1", (12, 5)), ("0.160.0", (15, 5)), ("0.165.0", (16, 5)), ("0.171.0", (19, 5))],
+)
 def test_codex_union_at_each_shipped_version(spec: Spec, version: str, counts: tuple[int, int]) -> None:
-    """The base's sixteen, and 0.171.0's eight more strings, each mapped by one row of table variants."""
+    """The base's sixteen, and each later range's one more string (eight by 0.171.0), each mapped by
+    one row of table variants, at a range's first, inner or last release."""
     spec = spec.at({"codex": version})
     strings = _values(spec, "codex.variant_string")
     objects = _values(spec, "codex.variant_object")
@@ -81,11 +85,15 @@ def test_codex_union_at_each_shipped_version(spec: Spec, version: str, counts: t
         else:
             assert row["kind"] == "object" and isinstance(wire, dict) and list(wire) == [name]
         assert row["keeps_http_status"] is (name in with_status), name
-    assert (spec.areas["codex"].product, spec.areas["codex"].version) == ({"package": "@openai/codex"}, version)
-    assert spec.areas["codex"].shipped == ("0.147.0", "0.171.0")
+    area = spec.areas["codex"]
+    assert (area.product or {}).get("package") == "@openai/codex" and area.version == version
+    assert area.covers(version) and area.shipped == (
+        *("0.147.0", "0.148.0", "0.151.0", "0.158.0", "0.159.0"),
+        *("0.161.0", "0.165.0", "0.166.0", "0.169.0", "0.171.0"),
+    )
 
 
-@pytest.mark.parametrize("version", ["0.3.220", "0.3.332"])
+@pytest.mark.parametrize("version", ["0.3.220", "0.3.273", "0.3.274", "0.3.332", "0.3.334"])
 def test_claude_code_union_is_the_four_plus_success_at_each_version(spec: Spec, version: str) -> None:
     spec = spec.at({"claude-code": version})
     errors = _values(spec, "claude-code.error_subtype")
@@ -93,12 +101,12 @@ def test_claude_code_union_is_the_four_plus_success_at_each_version(spec: Spec, 
     assert sorted(_values(spec, "claude-code.result_subtype")) == sorted(["success", *errors])
     assert set(errors) < set(_values(spec, "claude-code.category"))
     area = spec.areas["claude-code"]
-    assert (area.product, area.version, area.shipped) == (
-        {"package": "@anthropic-ai/claude-agent-sdk"},
+    assert ((area.product or {}).get("package"), area.version, area.shipped) == (
+        "@anthropic-ai/claude-agent-sdk",
         version,
-        ("0.3.220", "0.3.332"),
+        ("0.3.220", "0.3.274"),
     )
-    assert area.current is not None and area.current.product_version == "2.1." + version.rsplit(".", 1)[1]
+    assert area.current is not None and area.current.product_of(version) == "2.1." + version.rsplit(".", 1)[1]
 
 
 @pytest.mark.parametrize(("product", "count"), [("claude-code", 4), ("codex", 6)])

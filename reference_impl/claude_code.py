@@ -21,24 +21,28 @@ Json = dict[str, Any]
 
 PRODUCT = "Claude Code"
 
-# SDKResultError["subtype"] of each @anthropic-ai/claude-agent-sdk version the provider supports
-# (0.3.220 sdk.d.ts:4271; 0.3.332 leaves the union unchanged).
-ERROR_SUBTYPES_BY_VERSION: dict[str, frozenset[str]] = {
-    "0.3.220": frozenset(
-        {"error_during_execution", "error_max_turns", "error_max_budget_usd", "error_max_structured_output_retries"}
-    ),
-}
-ERROR_SUBTYPES_BY_VERSION["0.3.332"] = ERROR_SUBTYPES_BY_VERSION["0.3.220"]
+# SDKResultError["subtype"] of each range of @anthropic-ai/claude-agent-sdk releases the provider
+# supports (0.3.220 sdk.d.ts:4271), with every release the range covers: measured unchanged in the
+# sdk.d.ts of every release 0.3.220..0.3.334 (npm publishes no 0.3.230, 244, 249, 253-256, 262,
+# 264, 279, 297, 298, 313, 320).
+_MISSING = {230, 244, 249, 253, 254, 255, 256, 262, 264, 279, 297, 298, 313, 320}
+_SUBTYPES = frozenset(
+    {"error_during_execution", "error_max_turns", "error_max_budget_usd", "error_max_structured_output_retries"}
+)
+ERROR_SUBTYPES_BY_RANGE: tuple[tuple[tuple[str, ...], frozenset[str]], ...] = (
+    (tuple(f"0.3.{n}" for n in range(220, 335) if n not in _MISSING), _SUBTYPES),
+)
 BASE_VERSION = "0.3.220"
-ERROR_SUBTYPES = ERROR_SUBTYPES_BY_VERSION[BASE_VERSION]
+ERROR_SUBTYPES = _SUBTYPES
 
 
 def error_subtypes(version: str) -> frozenset[str]:
-    """The error subtypes of ``version``'s result union; a version this provider was not built for is an error."""
-    if version not in ERROR_SUBTYPES_BY_VERSION:
-        supported = ", ".join(ERROR_SUBTYPES_BY_VERSION)
-        raise ValueError(f"no result union for @anthropic-ai/claude-agent-sdk {version} (supported: {supported})")
-    return ERROR_SUBTYPES_BY_VERSION[version]
+    """The error subtypes of ``version``'s result union; a release this provider was not built for is an error."""
+    for releases, subtypes in ERROR_SUBTYPES_BY_RANGE:
+        if version in releases:
+            return subtypes
+    supported = ", ".join(f"{r[0]}..{r[-1]}" for r, _ in ERROR_SUBTYPES_BY_RANGE)
+    raise ValueError(f"no result union for @anthropic-ai/claude-agent-sdk {version} (supported: {supported})")
 
 
 DENY_TOOL = {"behavior": "deny", "message": "This unattended Claude Code subagent cannot request human approval."}

@@ -3,7 +3,8 @@ terminal's error is classified under the version it runs.
 
 A failed turn's category is one of the version's union variants (tables variants,
 http_status_forms) or unknown (table unknown_rules): 0.147.0 has eleven strings and five one-key
-objects, 0.171.0 adds eight strings (and a catch-all that names no variant); only the four
+objects, the later releases add eight strings one range at a time (and, from 0.161.0, a catch-all
+that names no variant); only the four
 connection and stream errors keep their detail's HTTP status. Nothing outside the version's
 union is ever printed, so a newer or malformed variant is unknown.
 """
@@ -16,52 +17,51 @@ from typing import Any
 
 from reference_impl.codex_wire import is_number
 
-# The string variants each Codex version's union adds, oldest first: a version's union is its
-# own entry and every entry before it (0.171.0's catch-all names no variant, so adds none).
-STRING_VARIANTS_ADDED: tuple[tuple[str, frozenset[str]], ...] = (
-    (
-        "0.147.0",
-        frozenset(
-            {
-                "contextWindowExceeded",
-                "sessionBudgetExceeded",
-                "usageLimitExceeded",
-                "serverOverloaded",
-                "cyberPolicy",
-                "internalServerError",
-                "unauthorized",
-                "badRequest",
-                "threadRollbackFailed",
-                "sandboxError",
-                "other",
-            }
-        ),
-    ),
-    (
-        "0.171.0",
-        frozenset(
-            {
-                "rateLimitExceeded",
-                "flexUnavailable",
-                "modelNotFound",
-                "policyCapacityUnavailable",
-                "bioPolicy",
-                "misalignmentPolicyViolation",
-                "tooManyDenials",
-                "inferenceHookDenied",
-            }
-        ),
-    ),
+# The string variants each range of Codex releases adds to the union, oldest first: a release's
+# union is its range's additions and every range's before it. Each range lists every release it
+# covers, as this provider measured them (generate-json-schema of each; 0.153.1 publishes no
+# binary, 0.161.0's anyOf catch-all names no variant, so adds none).
+BASE = frozenset(
+    {
+        "contextWindowExceeded",
+        "sessionBudgetExceeded",
+        "usageLimitExceeded",
+        "serverOverloaded",
+        "cyberPolicy",
+        "internalServerError",
+        "unauthorized",
+        "badRequest",
+        "threadRollbackFailed",
+        "sandboxError",
+        "other",
+    }
 )
-BASE_VERSION = STRING_VARIANTS_ADDED[0][0]
+STRING_VARIANTS_ADDED: tuple[tuple[tuple[str, ...], frozenset[str]], ...] = (
+    (("0.147.0", "0.148.0-alpha.8"), BASE),
+    (("0.148.0", "0.149.0", "0.149.1", "0.150.0", "0.150.1"), frozenset({"misalignmentPolicyViolation"})),
+    (
+        ("0.151.0", "0.152.0", "0.152.1", "0.153.0", "0.153.2", "0.153.3", "0.153.4", "0.154.0", "0.155.0")
+        + ("0.155.1", "0.156.0", "0.156.1", "0.157.0", "0.157.1"),
+        frozenset({"rateLimitExceeded"}),
+    ),
+    (("0.158.0",), frozenset({"flexUnavailable"})),
+    (("0.159.0", "0.159.1", "0.159.2", "0.159.3", "0.160.0", "0.160.1"), frozenset({"tooManyDenials"})),
+    (("0.161.0", "0.162.0-alpha.15", "0.162.0", "0.162.1", "0.163.0", "0.164.0"), frozenset()),
+    (("0.165.0",), frozenset({"modelNotFound"})),
+    (("0.166.0", "0.167.2", "0.168.0"), frozenset({"policyCapacityUnavailable"})),
+    (("0.169.0", "0.169.1"), frozenset({"inferenceHookDenied"})),
+    (("0.171.0",), frozenset({"bioPolicy"})),
+)
+BASE_VERSION = STRING_VARIANTS_ADDED[0][0][0]
 
 
 def string_variants(version: str) -> frozenset[str]:
-    """The string variants of ``version``'s union; a version this provider was not built for is an error."""
-    versions = [v for v, _ in STRING_VARIANTS_ADDED]
-    if version not in versions:
-        raise ValueError(f"no CodexErrorInfo union for @openai/codex {version} (supported: {', '.join(versions)})")
-    return frozenset().union(*(added for _, added in STRING_VARIANTS_ADDED[: versions.index(version) + 1]))
+    """The string variants of ``version``'s union; a release this provider was not built for is an error."""
+    for index, (releases, _) in enumerate(STRING_VARIANTS_ADDED):
+        if version in releases:
+            return frozenset().union(*(added for _, added in STRING_VARIANTS_ADDED[: index + 1]))
+    supported = ", ".join(f"{r[0]}..{r[-1]}" if len(r) > 1 else r[0] for r, _ in STRING_VARIANTS_ADDED)
+    raise ValueError(f"no CodexErrorInfo union for @openai/codex {version} (supported: {supported})")
 
 
 STRING_VARIANTS = string_variants(BASE_VERSION)

@@ -102,7 +102,7 @@ def test_the_shipped_spec_and_fixtures_pass(capsys: pytest.CaptureFixture[str]) 
 def test_a_vector_a_version_adds_is_checked_at_that_version_on_its_own_line(
     spec_copy: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A row a later product version adds (here codex 0.171.0's outcome vector) is checked against
+    """A row a later product range adds (here codex 0.151.0's outcome vector) is checked against
     the contract at that version, and its problem is placed on the line of its version entry."""
     text = (spec_copy / "codex.yaml").read_text(encoding="utf-8")
     row = text.index("- name: added-variant-is-kept")
@@ -114,7 +114,7 @@ def test_a_vector_a_version_adds_is_checked_at_that_version_on_its_own_line(
     )
     code, lines = check_spec(capsys, *spec_args(spec_copy))
     assert code == 1, lines
-    wanted = f"codex.yaml:{line}: versions[1].rows.outcome_vectors[0].expected"
+    wanted = f"codex.yaml:{line}: versions[2].rows.outcome_vectors[0].expected"  # the range 0.151.0–0.157.1
     assert any(entry.startswith(wanted) and "run-result grammar" in entry for entry in lines), lines
 
 
@@ -123,14 +123,75 @@ def test_a_shipped_entry_holding_a_draft_placeholder_is_refused(
 ) -> None:
     # A draft's decisions are placeholders until a person takes them; one left in a shipped entry
     # (a value, or a mapping key such as the draft's wire key) fails check-spec on its own line.
-    wire = edit(
+    line = edit("codex.yaml", r"^        decision: >-\n(?:          .*\n)+", "        decision: 'TODO: decide it'\n")
+    wire = edit(  # after the decision's edit, which is above it and shortens the file
         "codex.yaml", r"^      failures:$", "      'TODO: key: what 0.171.0 does differently': null\n      failures:"
     )
-    line = edit("codex.yaml", r"^        decision: >-\n(?:          .*\n)+", "        decision: 'TODO: decide it'\n")
     code, problems = check_spec(capsys, *spec_args(spec_copy))
     assert code == 1
     said = "is a placeholder the upgrade gate's draft left"
     assert f"codex.yaml:{line}: versions[1].decisions[0].decision: {said}" in "\n".join(problems), problems
-    assert f"codex.yaml:{wire}: versions[1].wire.TODO: key: what 0.171.0 does differently: {said}" in "\n".join(
+    assert f"codex.yaml:{wire}: versions[3].wire.TODO: key: what 0.171.0 does differently: {said}" in "\n".join(
         problems
     ), problems
+
+
+def _line_of(spec_copy: Path, file: str, needle: str) -> int:
+    text = (spec_copy / file).read_text(encoding="utf-8")
+    return text.count("\n", 0, text.index(needle)) + 1
+
+
+@pytest.mark.parametrize(
+    ("pattern", "replacement", "wanted"),
+    [
+        # a release listed twice, the second time out of order: both named on its entry's line
+        (
+            r'^    releases: \["0\.158\.0"\]$',
+            '    releases: ["0.158.0", "0.157.1"]',
+            [
+                "versions[3].releases[1]: 0.157.1 is not after 0.158.0",
+                "versions[3].releases[1]: 0.157.1 is already covered by the entry 0.151.0",
+            ],
+        ),
+        # a range that runs into the next one: the later entry overlaps it
+        (
+            r'^    releases: \["0\.158\.0"\]$',
+            '    releases: ["0.158.0", "0.159.0"]',
+            ["versions[4].version: 0.159.0 overlaps or precedes the range before it, which ends at 0.159.0"],
+        ),
+        # a release npm lists that no range covers: a gap, on the line of npm's list
+        (
+            r'^    releases: \["0\.166\.0", "0\.167\.2", "0\.168\.0"\]$',
+            '    releases: ["0.166.0", "0.168.0"]',
+            ["product.releases.versions[37]: 0.167.2 is in npm's list but no versions entry covers it"],
+        ),
+        # an entry named by another release than its first
+        (
+            r'^  - version: "0\.165\.0"$',
+            '  - version: "0.165.1"',
+            ["versions[6].releases: starts with 0.165.0, not the entry's version 0.165.1"],
+        ),
+    ],
+    ids=["twice-and-unsorted", "overlap", "gap", "misnamed"],
+)
+def test_a_bad_range_is_named_at_its_file_line_and_field(
+    spec_copy: Path, edit: Edit, capsys: pytest.CaptureFixture[str], pattern: str, replacement: str, wanted: list[str]
+) -> None:
+    """The ranges of `versions` partition npm's list (product.releases): check-spec names a release
+    listed twice, an unsorted list, an overlap, a gap and a misnamed entry, each at file:line: field."""
+    line = edit("codex.yaml", pattern, replacement)
+    code, problems = check_spec(capsys, *spec_args(spec_copy))
+    assert code == 1, problems
+    said = "\n".join(problems)
+    for want in wanted:
+        field = want.split(":")[0]
+        at = (
+            _line_of(spec_copy, "codex.yaml", '"0.167.2", "0.168.0", "0.169.0"')
+            if "product.releases" in field
+            else line
+        )
+        if field.endswith(".version"):
+            at = _line_of(spec_copy, "codex.yaml", '  - version: "0.159.0"')
+        if field.endswith("].releases"):
+            at = line + 1  # the releases line below the misnamed version
+        assert f"codex.yaml:{at}: {want}" in said, problems

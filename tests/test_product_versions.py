@@ -14,6 +14,8 @@ from conformance.harness.adapter import Adapter
 from conformance.harness.declaration import AdapterUsageError, check_declaration
 from conformance.process.scenarios import Scenario, fake_argv, write_script
 from conformance.spec import load_spec
+from conformance.spec.resources import fixtures_dir
+from tests.conftest import RunSuite
 
 SPEC = load_spec()
 DECLARATION: dict[str, Any] = {"protocol": "1", "bindings": [], "process_drivers": []}
@@ -25,29 +27,83 @@ def _entry(product: str, version: str) -> Any:
 
 @pytest.mark.requirement("ADP-004")
 @pytest.mark.parametrize(
-    ("product", "version"), [("codex", "0.172.0"), ("codex", "0.146.9"), ("claude-code", "2.1.220")]
+    ("product", "version"),
+    [
+        ("codex", "0.172.0"),
+        ("codex", "0.146.9"),
+        ("codex", "0.153.1"),
+        ("codex", "0.170.0"),
+        ("claude-code", "2.1.220"),
+    ],
 )
-def test_an_unshipped_version_is_one_usage_error_naming_the_shipped_ones_and_the_gate(
-    product: str, version: str
-) -> None:
+def test_an_uncovered_release_is_one_usage_error_naming_the_ranges_and_the_gate(product: str, version: str) -> None:
     with pytest.raises(AdapterUsageError) as caught:
         check_declaration({**DECLARATION, "providers": {product: version}}, SPEC)
     message = str(caught.value)
     assert caught.value.condition == "unshipped-provider-version"
-    assert all(v in message for v in SPEC.areas[product].shipped), message
+    assert SPEC.areas[product].ranges in message, message
     assert f"subagent-conformance upgrade-check --product {product} --version {version}" in message
 
 
 @pytest.mark.requirement("ADP-004")
 @pytest.mark.parametrize("product", ["codex", "claude-code"])
-def test_every_shipped_version_is_accepted(product: str) -> None:
-    for version in SPEC.areas[product].shipped:
+def test_every_covered_release_is_accepted(product: str) -> None:
+    area = SPEC.areas[product]
+    assert len(area.releases) == {"codex": 41, "claude-code": 101}[product]  # npm's list as measured, 0.153.1 aside
+    for version in area.releases:
         check_declaration({**DECLARATION, "providers": {product: version}}, SPEC)  # raises if refused
 
 
-def test_spec_at_moves_exactly_the_members_the_version_adds() -> None:
+@pytest.mark.parametrize(
+    ("release", "entry"),
+    [
+        ("0.147.0", "0.147.0"),
+        ("0.148.0-alpha.8", "0.147.0"),
+        ("0.150.1", "0.148.0"),
+        ("0.160.0", "0.159.0"),
+        ("0.162.0-alpha.15", "0.161.0"),
+        ("0.167.2", "0.166.0"),
+        ("0.171.0", "0.171.0"),
+        ("0.153.1", None),
+        ("0.167.0", None),
+        ("0.170.0", None),
+        ("0.172.0", None),
+    ],
+)
+def test_entry_for_finds_the_range_that_lists_a_release(release: str, entry: str | None) -> None:
+    area = SPEC.areas["codex"]
+    found = area.entry_for(release)
+    assert (found.version if found else None) == entry
+    assert area.covers(release) is (entry is not None)
+    assert "0.153.1" in SPEC.areas["codex"].product["releases"]["not_covered"]  # type: ignore[index]
+
+
+def test_neighbours_are_the_covered_releases_on_either_side() -> None:
+    area = SPEC.areas["codex"]
+    assert area.neighbours("0.170.0") == ("0.169.1", "0.171.0")
+    assert area.neighbours("0.153.1") == ("0.153.0", "0.153.2")
+    assert area.neighbours("0.172.0") == ("0.171.0", None)
+    assert SPEC.areas["claude-code"].neighbours("0.3.335") == ("0.3.334", None)
+
+
+MEASURED = Path(__file__).resolve().parents[1] / "docs" / "measurements" / "2026-12-02" / "raw"
+
+
+@pytest.mark.parametrize("summary", sorted(MEASURED.glob("codex-*.summary.json")), ids=lambda p: p.name[6:-13])
+def test_the_union_at_every_measured_release_is_the_measured_one(summary: Path) -> None:
+    """The spec at each release is exactly the CodexErrorInfo its generated schema declared
+    (docs/measurements/2026-12-02): the strings, the objects and whether it has the catch-all."""
+    release, measured = summary.name[6:-13], json.loads(summary.read_text(encoding="utf-8"))
+    area = SPEC.at({"codex": release}).areas["codex"]
+    assert set(area.vocabularies["variant_string"].values) == set(measured["strings"])
+    assert set(area.vocabularies["variant_object"].values) == {next(iter(o)) for o in measured["objects"]}
+    catch_all = any("catch_all" in e.union for e in area.versions[: area.versions.index(area.current) + 1])  # type: ignore[arg-type]
+    assert catch_all is bool(measured["catch_all"])
+
+
+def test_spec_at_moves_exactly_the_members_the_ranges_add() -> None:
     base, newer = SPEC.areas["codex"], SPEC.at({"codex": "0.171.0"}).areas["codex"]
-    adds = list(_entry("codex", "0.171.0").union["adds"])
+    adds = [m for entry in base.versions[1:] for m in entry.union.get("adds", ())]
     assert len(adds) == 8 and base.version == "0.147.0" and newer.version == "0.171.0"
     for name in _entry("codex", "0.171.0").union["into"]:
         assert newer.vocabularies[name].values == base.vocabularies[name].values + tuple(adds), name
@@ -64,19 +120,41 @@ def test_spec_at_moves_exactly_the_members_the_version_adds() -> None:
             assert newer.tables[name] == table, name
 
 
-def test_spec_at_the_base_is_the_loaded_spec_and_unshipped_is_refused() -> None:
+def test_a_release_inside_a_range_is_its_range() -> None:
+    inner, first = SPEC.at({"codex": "0.160.0"}).areas["codex"], SPEC.at({"codex": "0.159.0"}).areas["codex"]
+    assert inner.version == "0.160.0" and inner.current is not None and inner.current.version == "0.159.0"
+    assert (inner.vocabularies, inner.tables, inner.wire) == (first.vocabularies, first.tables, first.wire)
+    assert "modelNotFound" not in inner.vocabularies["variant"].values
+    assert "tooManyDenials" in inner.vocabularies["variant"].values
+
+
+def test_spec_at_the_base_is_the_loaded_spec_and_uncovered_is_refused() -> None:
     assert SPEC.at({"codex": "0.147.0", "claude-code": "0.3.220"}).areas == SPEC.areas
     assert SPEC.at({"codex": "0.171.0"}).at({"codex": "0.147.0"}).areas["codex"] == SPEC.areas["codex"]
-    with pytest.raises(KeyError, match=r"shipped: 0\.147\.0, 0\.171\.0"):
+    with pytest.raises(KeyError, match=r"covered: 0\.147\.0–0\.148\.0-alpha\.8, 0\.148\.0–0\.150\.1, "):
         SPEC.at({"codex": "0.172.0"})
 
 
-def test_the_wire_of_a_version_merges_over_the_earlier_ones() -> None:
-    base, newer = SPEC.areas["codex"].wire, SPEC.at({"codex": "0.171.0"}).areas["codex"].wire
-    assert base["failures"]["http-401"] == "other" and "turn_error" not in base
-    assert newer["failures"]["http-401"] == {"httpConnectionFailed": {"httpStatusCode": 401}}
-    assert newer["turn_error"] == {"misalignment": None}
-    assert {k: v for k, v in newer["failures"].items() if k != "http-401"} == {
+@pytest.mark.parametrize(
+    ("release", "misalignment", "http_401"),
+    [
+        ("0.150.1", False, "other"),
+        ("0.151.0", True, "other"),
+        ("0.157.1", True, "other"),
+        ("0.158.0", True, {"httpConnectionFailed": {"httpStatusCode": 401}}),
+        ("0.160.0", True, {"httpConnectionFailed": {"httpStatusCode": 401}}),
+        ("0.171.0", True, {"httpConnectionFailed": {"httpStatusCode": 401}}),
+    ],
+)
+def test_the_wire_of_a_release_is_its_ranges_merged_over_the_earlier_ones(
+    release: str, misalignment: bool, http_401: Any
+) -> None:
+    """misalignment: null from 0.151.0, the 401 as httpConnectionFailed from 0.158.0 (recorded at
+    both boundaries: docs/measurements/2026-12-02/wire.md); every other failure as at the base."""
+    base, wire = SPEC.areas["codex"].wire, SPEC.at({"codex": release}).areas["codex"].wire
+    assert ("turn_error" in wire) is misalignment and "turn_error" not in base
+    assert wire["failures"]["http-401"] == http_401
+    assert {k: v for k, v in wire["failures"].items() if k != "http-401"} == {
         k: v for k, v in base["failures"].items() if k != "http-401"
     }
 
@@ -98,7 +176,13 @@ def test_the_claimed_version_reaches_the_provider_operations_as_product_version(
 
 
 @pytest.mark.parametrize(
-    ("version", "error"), [("0.147.0", {"message": "m"}), ("0.171.0", {"misalignment": None, "message": "m"})]
+    ("version", "error"),
+    [
+        ("0.147.0", {"message": "m"}),
+        ("0.150.1", {"message": "m"}),
+        ("0.151.0", {"misalignment": None, "message": "m"}),
+        ("0.171.0", {"misalignment": None, "message": "m"}),
+    ],
 )
 def test_the_fake_app_server_speaks_the_version_wire(tmp_path: Path, version: str, error: dict[str, Any]) -> None:
     wire = SPEC.at({"codex": version}).areas["codex"].wire
@@ -124,3 +208,30 @@ def test_the_diagnostic_schema_admits_every_shipped_versions_categories() -> Non
     schema = json.loads((spec.root / "schema" / "diagnostic.json").read_text(encoding="utf-8"))
     for name in ("cdx_failure", "cdx_result_facts", "cdx_failure_line_facts"):
         assert set(schema["$defs"][name]["properties"]["category"]["enum"]) == set(union), name
+
+
+def test_a_mapping_that_does_not_know_the_claimed_release_is_told_so(run_suite: RunSuite) -> None:
+    """At 0.160.0, a mapping written for 0.147.0 answers unknown for all four members 0.160.0's union
+    adds: the failure (CDX-077, unchanged) says the mapping may not know 0.160.0. A mapping that
+    knows them but also newer ones (maps as at 0.171.0) gets no such hint: it would be false."""
+    hint = "the adapter's mapping may not know codex 0.160.0"
+    runs = {
+        module: run_suite(
+            "-q",
+            "--pyargs",
+            "conformance.test_codex",
+            "-k",
+            "test_every_variant_status",
+            impl=module,
+            importable=[fixtures_dir() / "known_bad"],
+            report=True,
+        )
+        for module in ("bad_cdx_in_between_maps_as_base", "bad_cdx_in_between_maps_as_newest")
+    }
+    base = runs["bad_cdx_in_between_maps_as_base"]
+    assert base.code == 1 and base.violated() == ["CDX-077"], base.tail
+    assert (
+        hint in base.tail
+        and "misalignmentPolicyViolation, rateLimitExceeded, flexUnavailable, tooManyDenials" in base.tail
+    )
+    assert "may not know" not in runs["bad_cdx_in_between_maps_as_newest"].tail

@@ -1,6 +1,6 @@
-"""Recordings per shipped product version (issue #24): every case of fixtures/recordings/cases.yaml
-has a transcript of every shipped version of its product, each recording belongs to a case and a
-shipped version, a case's expectation follows its product's version as data (``versions``), and
+"""Recordings per product range (issues #24, #31): every case of fixtures/recordings/cases.yaml
+has a transcript at the recorded release of every range that keeps one, each recording belongs to
+a case and a recorded release, a case's expectation follows its product's version as data (``versions``), and
 the default tier replays the recordings of the version an adapter claims: the reference at the
 base versions, and a module re-exporting the reference with only its claimed versions changed at
 the newer ones."""
@@ -63,11 +63,14 @@ def test_every_recording_is_of_a_case_and_a_shipped_version() -> None:
 
 
 def test_a_case_expects_per_version_as_its_data_says() -> None:
-    """The Codex 401 is 'other' at 0.147.0 and httpConnectionFailed with its status at 0.171.0;
-    the root bypass with startup-failure results is a process exit at Claude Code 2.1.220 and an
-    error_during_execution result at 2.1.332: the expectation the session's spec stands at."""
+    """The Codex 401 is 'other' through 0.157.1 and httpConnectionFailed with its status from 0.158.0
+    (recorded at both: docs/measurements/2026-12-02/wire.md); the root bypass with startup-failure
+    results is a process exit through SDK 0.3.273 and an error_during_execution result from 0.3.274
+    (recorded at 2.1.332, placed by sdk.d.ts): the expectation of the range the spec stands at."""
     cases = {c.id: c for c in load_cases(SPEC)}
-    base, newer = (SPEC.at({"codex": v}) for v in shipped_versions(SPEC, "codex")[:2])
+    base, newer = (SPEC.at({"codex": v}) for v in ("0.157.1", "0.158.0"))
+    assert cases["codex-http-401"].at(SPEC.at({"codex": "0.160.0"})).expect == cases["codex-http-401"].at(newer).expect
+    assert cases["codex-http-401"].at(SPEC.at({"codex": "0.160.0"})).recorded == "0.160.0"
     http_401 = cases["codex-http-401"]
     assert http_401.at(base).expect["failure"]["category"] == "other"
     assert http_401.at(newer).expect["failure"] == {
@@ -78,7 +81,7 @@ def test_a_case_expects_per_version_as_its_data_says() -> None:
     assert "HTTP status: 401" in expected_results(newer, http_401.at(newer))[0]["diagnostic"]
     assert "HTTP status" not in expected_results(base, http_401.at(base))[0]["diagnostic"]
     bypass = cases["claude-code-bypass-as-root-startup-results"]
-    old, new = (SPEC.at({"claude-code": v}) for v in shipped_versions(SPEC, "claude-code")[:2])
+    old, new = (SPEC.at({"claude-code": v}) for v in ("0.3.273", "0.3.274"))
     assert bypass.at(old).expect["failure"]["category"] == "process-exit"
     assert bypass.at(new).expect["failure"]["category"] == "error_during_execution"
     assert cases["codex-http-500"].at(newer).expect == cases["codex-http-500"].at(base).expect  # unchanged: inherited
@@ -86,19 +89,24 @@ def test_a_case_expects_per_version_as_its_data_says() -> None:
 
 def test_a_versions_entry_of_an_unshipped_version_or_an_impossible_expectation_is_an_error(tmp_path: Path) -> None:
     text = cases_file().read_text(encoding="utf-8")
-    newest = shipped_versions(SPEC, "codex")[-1]
+    first = "0.158.0"  # the range the 401 changes at, by its first release
     entry = "{expect: {stopReason: error, failure: {stage: turn, category: httpConnectionFailed"
-    broken = text.replace(f'"{newest}": {entry}', f'"9.9.9": {entry}')
+    broken = text.replace(f'"{first}": {entry}', f'"9.9.9": {entry}')
     assert broken != text
     file = tmp_path / "cases.yaml"
     file.write_text(broken, encoding="utf-8")
     with pytest.raises(SpecError) as raised:
         load_cases(SPEC, file)
-    [unshipped] = [p for p in raised.value.problems if "is not shipped" in p.message]
+    [unshipped] = [p for p in raised.value.problems if "is not covered" in p.message]
     assert "codex 9.9.9" in unshipped.message and "9.9.9" in broken.splitlines()[unshipped.line - 1]
-    # without its entry, the newer version inherits the base's 'other', which its wire facts contradict
-    [inherited] = [p for p in raised.value.problems if p is not unshipped]
-    assert f"at codex {newest} the spec's wire facts give http-401" in inherited.message
+    # without its entry, the later ranges inherit the base's 'other', which their wire facts contradict
+    inherited = [p for p in raised.value.problems if p is not unshipped]
+    assert inherited and f"at codex {first} the spec's wire facts give http-401" in inherited[0].message
+    # a release inside a range does not name it: the range is named by its first release
+    file.write_text(text.replace(f'"{first}": {entry}', f'"0.160.0": {entry}'), encoding="utf-8")
+    with pytest.raises(SpecError) as raised:
+        load_cases(SPEC, file)
+    assert any("inside the range 0.159.0–0.160.1" in p.message for p in raised.value.problems)
     # the wire facts of the newer version disagree with an expectation that kept the base's 'other'
     file.write_text(
         text.replace("category: httpConnectionFailed, httpStatus: 401", "category: other"), encoding="utf-8"
@@ -156,6 +164,7 @@ def test_the_claimed_version_decides_which_recording_is_replayed(tmp_path: Path,
         outcomes[version] = run
     base = shipped_versions(SPEC, "codex")[0]
     assert outcomes[base].code == 0, outcomes[base].tail
+    assert outcomes["0.151.0"].code == 0 and outcomes["0.158.0"].code == 1  # the range the wire changes at
     assert outcomes[newest].code == 1 and sorted(outcomes[newest].violated()) == ["CDX-003", "CDX-004"], outcomes[
         newest
     ].tail

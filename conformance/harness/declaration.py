@@ -190,11 +190,11 @@ def check_declaration(
     for provider, version in declaration["providers"].items():
         area = spec.areas[provider]
         if not covered(area, version) and version not in (verified or {}).get(provider, {}):
-            listed = ", ".join(area.shipped)
             file = f"{provider}-{version}.versions.json"
             raise AdapterUsageError(
-                f"{at} claims provider {provider} at {version}, but this spec ships {provider} {listed} only. "
-                f"To test {version} before the suite covers it, run `subagent-conformance upgrade-check --product "
+                f"{at} claims provider {provider} at {version}, but this spec covers {provider} {area.ranges} "
+                f"only (every release each range lists: spec/{provider}.yaml versions). Claim a covered release, "
+                f"or, to test {version} before the suite covers it, run `subagent-conformance upgrade-check --product "
                 f"{provider} --version {version} --write-versions {file}` (it verifies that nothing the contract "
                 f"reads changed against a covered neighbour), then rerun with `--product-versions={file}`",
                 "unshipped-provider-version",

@@ -87,29 +87,31 @@ def product(name: str) -> Product:
 
 
 def product_version(spec: Spec, name: str, version: str | None = None) -> tuple[str, str]:
-    """The npm package of ``name`` and ``version`` (a shipped one), or by default the version
+    """The npm package of ``name`` and ``version`` (a covered release), or by default the release
     ``spec`` is at: the base for the loaded spec, the claimed one for ``spec.at(...)``."""
     product(name)
     area = spec.areas[name]
     if not area.product or area.version is None:
         raise ProductError(f"spec area {name!r} ships no product version")
     chosen = area.version if version is None else version
-    if chosen not in area.shipped:
-        raise ProductError(f"the spec ships {name} {', '.join(area.shipped)}, not {chosen}")
+    if not area.covers(chosen):
+        raise ProductError(f"the spec covers {name} {area.ranges}, not {chosen}")
     return area.product["package"], chosen
 
 
 def shipped_versions(spec: Spec, name: str) -> tuple[str, ...]:
-    """Every version of ``name`` the spec ships, the base first."""
+    """The releases of ``name`` the suite installs and records: the ``recorded`` release of each
+    range (spec/<product>.yaml), the base first; not every covered release (that would be 40
+    Codex installs for one verdict the ranges already give)."""
     product(name)
-    return spec.areas[name].shipped
+    return spec.areas[name].recorded
 
 
 def locked(spec: Spec, name: str) -> tuple[str, str]:
     """The npm package and base version of ``name``; kept while callers move to
     :func:`product_version` (the version a spec is at) and :func:`shipped_versions`."""
     base = spec.areas[name].base_area or spec.areas[name]
-    return product_version(spec, name, base.shipped[0] if base.shipped else None)
+    return product_version(spec, name, base.shipped[0] if base.shipped else None)  # the base range's first release
 
 
 def cache_root(override: Path | None = None) -> Path:

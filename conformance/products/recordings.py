@@ -61,24 +61,26 @@ class Case:
     as_root: bool = False  # the case is what the product does as root: real runs only as root
     env: dict[str, str] = field(default_factory=dict)  # added to the product's offline environment
     versions: dict[str, Json] = field(default_factory=dict)  # version -> {"expect": ...} where it differs
-    version: str = ""  # the product version ``expect`` is of: the base, until ``at``
+    version: str = ""  # the product release ``expect`` is of: the base, until ``at``
     base_expect: Json = None  # the expectation at the base version
+    recorded: str | None = None  # the recorded release of ``version``'s range (None: its wire was not recorded)
 
     @property
     def id(self) -> str:
         return f"{self.product}-{self.name}"
 
     def at(self, spec: Spec) -> Case:
-        """The case at the version ``spec`` stands at for its product: the expectation of the newest
-        entry of ``versions`` not newer than it (in the spec's shipped order), else the base's."""
+        """The case at the release ``spec`` stands at for its product: the expectation of the newest
+        entry of ``versions`` (a range, by its first release) not after that release's range, else
+        the base's; ``recorded`` is the release of that range whose recording is replayed."""
         area = spec.areas[self.product]
-        shipped = list(area.shipped)
-        if area.version not in shipped:
-            raise SpecError([Problem(self.where, 0, self.id, f"spec area {self.product!r} ships no product version")])
+        current = area.current
+        if current is None:
+            raise SpecError([Problem(self.where, 0, self.id, f"spec area {self.product!r} covers no product release")])
         expect = self.base_expect
-        for version in shipped[: shipped.index(area.version) + 1]:
-            expect = self.versions.get(version, {}).get("expect", expect)
-        return dataclasses.replace(self, expect=expect, version=area.version)
+        for entry in area.versions[: area.versions.index(current) + 1]:
+            expect = self.versions.get(entry.version, {}).get("expect", expect)
+        return dataclasses.replace(self, expect=expect, version=area.version or "", recorded=current.recorded)
 
 
 # ---- the case file
@@ -129,14 +131,20 @@ def _check_case(spec: Spec, product: str, item: Json) -> list[tuple[tuple[str | 
 
 
 def _check_versions(spec: Spec, product: str, item: Json) -> list[tuple[tuple[str | int, ...], str]]:
-    """Each ``versions`` entry names a shipped version and holds an expectation the spec at that
-    version allows; and at every shipped version, a Codex case's expected failure is the form the
-    spec's wire facts give its model behaviour (``wire.failures``), where they give one."""
+    """Each ``versions`` entry names a range of the spec (by its first release) and holds an
+    expectation the spec at that range allows; and at every range, a Codex case's expected failure
+    is the form the spec's wire facts give its model behaviour (``wire.failures``), where they give one."""
     wrong: list[tuple[tuple[str | int, ...], str]] = []
-    shipped = list(spec.areas[product].shipped)
+    area = spec.areas[product]
+    shipped = list(area.shipped)
     for version, entry in item.get("versions", {}).items():
-        if version not in shipped:
-            wrong.append((("versions", version), f"{product} {version} is not shipped (shipped: {', '.join(shipped)})"))
+        covering = area.entry_for(version)
+        if covering is None:
+            wrong.append((("versions", version), f"{product} {version} is not covered (ranges: {area.ranges})"))
+        elif covering.version != version:
+            wrong.append(
+                (("versions", version), f"{version} is inside the range {covering.span}: name it by its first release")
+            )
         elif version == shipped[0]:
             wrong.append(
                 (("versions", version), f"{version} is the base version: its expectation is the case's expect")
@@ -313,13 +321,13 @@ def dig(value: Json, *keys: str) -> Json:
 
 
 def missing_recordings(spec: Spec, root: Path | None = None) -> list[str]:
-    """Every (case, shipped version) without a recording under ``root``, each named with its file
-    and the command that records it."""
+    """Every (case, recorded release of a range) without a recording under ``root``, each named with
+    its file and the command that records it."""
     return [
         f"{recording_file(case.product, version, case.name, root)}: run `subagent-conformance products record "
         f"--product {case.product} --version {version} --case {case.name}`"
         for case in load_cases(spec)
-        for version in spec.areas[case.product].shipped
+        for version in spec.areas[case.product].recorded
         if not recording_file(case.product, version, case.name, root).is_file()
     ]
 

@@ -265,7 +265,7 @@ def package(spec: Spec, product: str) -> str:
     known = spec.areas[product].product
     if not known:
         raise ProductError(f"spec area {product!r} names no product package")
-    return known["package"]
+    return str(known["package"])
 
 
 def nearest(shipped: list[str], version: str) -> str:
@@ -357,14 +357,15 @@ def assess(
     for a version the spec does not ship, its draft entry as a delta over ``near``."""
     name = package(spec, product)
     shipped = list(spec.areas[product].shipped)
-    near = near or nearest(shipped, version)
+    covered = spec.areas[product].covers(version)  # a release inside a range is that range (issue #31)
+    near = near or (version if covered else nearest(shipped, version))
     at = spec.at({product: near})
     compared = [compare(at, u, recorded_catch_alls(at, product)) for u in unions]
     report: Json = {
         "product": product,
         "package": name,
         "version": version,
-        "shipped": version in shipped,
+        "shipped": covered,
         "shipped_versions": shipped,
         "nearest": near,
         "equal": not any(u["added"] or u["removed"] for u in compared),

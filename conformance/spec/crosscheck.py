@@ -10,6 +10,7 @@ import jsonschema
 from jsonschema.exceptions import best_match
 
 from conformance.spec.model import ID_PREFIXES, Area, Spec, Table
+from conformance.spec.ranges import range_problems
 from conformance.spec.schema_errors import SCHEMA_URN
 from conformance.spec.schemas import schema_validator
 from conformance.spec.yamlpos import Path_
@@ -166,6 +167,9 @@ def _check_versions(
             where,
             f"is a placeholder the upgrade gate's draft left ({PLACEHOLDER!r}…): decide it before shipping",
         )
+    if area.file in loader.docs:  # the ranges partition npm's list: sorted, no overlap, no gap, none twice
+        for where, message in range_problems(loader.docs[area.file].data):
+            loader.problem(area.file, where, message)
     for i, entry in enumerate(area.versions):
         at: Path_ = ("versions", i)
         if entry.version in seen:

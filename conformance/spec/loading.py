@@ -168,6 +168,9 @@ def _build_area(name: str, file: str, data: dict[str, Any], located: Located) ->
             {table: tuple(rows) for table, rows in v.get("rows", {}).items()},
             v.get("wire", {}),
             tuple(v.get("decisions", ())),
+            tuple(str(r) for r in v.get("releases", ())),
+            v.get("recorded"),
+            str(v.get("wire_note", "")),
         )
         for v in data.get("versions", ())
     )

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from conformance.spec.ranges import release_key
+
 ID_PREFIXES = {  # each area's requirement-ID prefix, as its file's id_prefix says
     "selection": "SEL",
     "results": "RES",
@@ -103,68 +105,126 @@ class Table:
 
 @dataclass(frozen=True)
 class ProductVersion:
-    """One shipped version of a product (an entry of an area's ``versions``): the base, whose
-    union and mapping are the file's own vocabularies and tables, or a delta over the entry
-    before it (union members, mapping rows, wire differences), each with its decisions."""
+    """One range of real product releases (an entry of an area's ``versions``) over which what
+    the contract reads is constant: the base, whose union and mapping are the file's own
+    vocabularies and tables, or a delta over the entry before it (union members, mapping rows,
+    wire differences), each with its decisions. ``version`` is its first release."""
 
     version: str
     base: bool = False
-    product_version: str | None = None  # the product the package drives (claude-code: the CLI)
+    product_version: str | None = None  # the product the package drives (claude-code: the CLI), "{patch}" filled in
     sources: tuple[dict[str, str], ...] = ()
     union: dict[str, Any] = field(default_factory=dict)  # adds, into, out_of, docs, catch_all
     rows: dict[str, tuple[dict[str, Any], ...]] = field(default_factory=dict)  # table -> rows it adds
     wire: dict[str, Any] = field(default_factory=dict)
     decisions: tuple[dict[str, Any], ...] = ()
+    releases: tuple[str, ...] = ()  # every release the range covers, in order; () means (version,)
+    recorded: str | None = None  # the release whose wire was recorded (fixtures/recordings) and the real tier installs
+    wire_note: str = ""  # how the range's wire facts are known (measured where, inferred from what)
+
+    @property
+    def covered(self) -> tuple[str, ...]:
+        """The releases this range covers, first to last."""
+        return self.releases or (self.version,)
+
+    @property
+    def span(self) -> str:
+        """The range as people write it: 0.148.0–0.150.1, or one release."""
+        first, last = self.covered[0], self.covered[-1]
+        return first if first == last else f"{first}\N{EN DASH}{last}"
+
+    def product_of(self, release: str) -> str | None:
+        """The version of the product ``release`` drives (the Claude Code CLI of an SDK release)."""
+        if self.product_version is None:
+            return None
+        return self.product_version.replace("{patch}", release.split("-")[0].rsplit(".", 1)[-1])
 
 
 @dataclass(frozen=True)
 class Area:
-    """One spec file; a product's file is at one of its shipped versions (``version``)."""
+    """One spec file; a product's file stands at one covered release (``version``)."""
 
     name: str
     file: str
     id_prefix: str
     title: str
     summary: str
-    product: dict[str, str] | None  # {package}: the npm package of a product area
+    product: dict[str, Any] | None  # {package, releases}: the npm package of a product area
     vocabularies: dict[str, Vocabulary]
     tables: dict[str, Table]
     requirements: tuple[Requirement, ...]
     versions: tuple[ProductVersion, ...] = ()
-    version: str | None = None  # the shipped version this area is at (the base as loaded)
+    version: str | None = None  # the covered release this area is at (the base as loaded)
     base_area: Area | None = field(default=None, repr=False, compare=False)  # as loaded, for at()
 
     @property
     def shipped(self) -> tuple[str, ...]:
-        """The shipped versions, base first."""
+        """The first release of each range entry, base first (one name per entry)."""
         return tuple(v.version for v in self.versions)
 
     @property
+    def releases(self) -> tuple[str, ...]:
+        """Every release the spec covers, in order."""
+        return tuple(r for v in self.versions for r in v.covered)
+
+    @property
+    def ranges(self) -> str:
+        """The covered ranges as one readable list, for messages: 0.147.0, 0.148.0–0.150.1, …"""
+        return ", ".join(v.span for v in self.versions) or "none"
+
+    def entry_for(self, release: str) -> ProductVersion | None:
+        """The range entry that covers ``release``, or None when the spec does not cover it."""
+        found = next((v for v in self.versions if release in v.covered), None)
+        # else an entry named by a release it does not list (a broken spec, which check-spec names)
+        return found or next((v for v in self.versions if v.version == release), None)
+
+    def covers(self, release: str) -> bool:
+        """Whether an adapter may claim ``release``: one of some entry's listed releases."""
+        return self.entry_for(release) is not None
+
+    def neighbours(self, release: str) -> tuple[str | None, str | None]:
+        """The covered releases just before and just after ``release`` in release order (None at an
+        end): what a release the spec does not cover yet is compared with."""
+        key = release_key(release)
+        before = [r for r in self.releases if release_key(r) < key]
+        after = [r for r in self.releases if release_key(r) > key]
+        return (max(before, key=release_key) if before else None, min(after, key=release_key) if after else None)
+
+    @property
+    def recorded(self) -> tuple[str, ...]:
+        """The release of each range that was recorded and the real tier installs, base first."""
+        return tuple(v.recorded for v in self.versions if v.recorded)
+
+    @property
     def current(self) -> ProductVersion | None:
-        """The entry of the version this area is at."""
-        return next((v for v in self.versions if v.version == self.version), None)
+        """The range entry of the release this area is at."""
+        return self.entry_for(self.version) if self.version else None
+
+    def _index(self, release: str) -> int:
+        entry = self.entry_for(release)
+        if entry is None:
+            raise KeyError(f"{self.name} covers no release {release!r} (covered: {self.ranges})")
+        return self.versions.index(entry)
 
     @property
     def wire(self) -> dict[str, Any]:
-        """The wire facts of this version: every entry's ``wire`` up to it, a later one over an earlier."""
+        """The wire facts of this release: every entry's ``wire`` up to its range's, a later one over an earlier."""
         merged: dict[str, Any] = {}
-        for entry in self.versions[: self.shipped.index(self.version) + 1] if self.version else ():
+        for entry in self.versions[: self._index(self.version) + 1] if self.version else ():
             merged = _merged(merged, entry.wire)
         return merged
 
     def at(self, version: str) -> Area:
-        """This area as it stands at shipped ``version``: each later entry up to it adds its union
+        """This area as it stands at covered release ``version``: each later entry up to its range's adds its union
         members to the ``into`` vocabularies (and takes them out of the ``out_of`` ones) and to the
         many-valued ``cells`` it names, and its rows to their tables; a row whose vocabulary cell
         names a value that left its vocabulary leaves its table (a newer variant that joined the
         union is no longer a newer variant)."""
-        if version not in self.shipped:
-            shipped = ", ".join(self.shipped) or "none"
-            raise KeyError(f"{self.name} ships no version {version!r} (shipped: {shipped})")
         start = self.base_area or self
+        upto = start._index(version)
         vocabularies, tables = dict(start.vocabularies), dict(start.tables)
         left: set[str | int] = set()
-        for entry in start.versions[1 : start.shipped.index(version) + 1]:
+        for entry in start.versions[1 : upto + 1]:
             adds = tuple(entry.union.get("adds", ()))
             docs = entry.union.get("docs", {})
             for name in entry.union.get("into", ()):
@@ -236,8 +296,8 @@ class Spec:
     seeds: tuple[Seed, ...]
 
     def at(self, versions: Mapping[str, str]) -> Spec:
-        """The contract at these product versions ({area: shipped version}); other areas as they are.
-        A product or version the spec does not ship is a KeyError naming what it ships."""
+        """The contract at these product releases ({area: covered release}); other areas as they are.
+        A product or release the spec does not cover is a KeyError naming the ranges it covers."""
         areas = dict(self.areas)
         for product, version in versions.items():
             if product not in areas or not areas[product].versions:

@@ -14,40 +14,24 @@ from pathlib import Path
 from typing import Any
 
 from conformance.spec.model import Area, Spec
+from conformance.spec.ranges import release_key
 from conformance.spec.schemas import schema_validator
 
 SCHEMA = "product-versions"
 FORMAT = "subagent-conformance product-versions 1"
 
 
-def semver(version: str) -> tuple[int, int, int, int, str]:
-    """A sort key: numbers first, a pre-release before its release."""
-    core, _, pre = version.partition("-")
-    major, minor, patch = (int(part) for part in core.split("."))
-    return major, minor, patch, 0 if pre else 1, pre
-
-
-# ---- coverage: the one seam between the spec's versions entries and the release-day gate
-
-
-def _covered_points(area: Area) -> tuple[str, ...]:
-    """The releases the spec's ``versions`` entries name, oldest first (SEAM: today each entry is
-    one release; once entries are ranges, re-point this and :func:`covered` at the area's own
-    coverage function, e.g. ``Area.entry_for``/``Area.covers``, and return each range's ends)."""
-    return tuple(sorted(area.shipped, key=semver))
+semver = release_key  # the one order of releases (conformance/spec/ranges.py)
 
 
 def covered(area: Area, release: str) -> bool:
-    """Whether the spec itself covers ``release`` (SEAM, with :func:`_covered_points`)."""
-    return release in area.shipped
+    """Whether the spec itself covers ``release`` (one of its ranges lists it)."""
+    return area.covers(release)
 
 
 def covered_neighbours(area: Area, release: str) -> tuple[str | None, str | None]:
     """The nearest covered releases below and above ``release`` (None where there is none)."""
-    points = _covered_points(area)
-    below = [p for p in points if semver(p) < semver(release)]
-    above = [p for p in points if semver(p) > semver(release)]
-    return (below[-1] if below else None, above[0] if above else None)
+    return area.neighbours(release)
 
 
 # ---- the product-versions file

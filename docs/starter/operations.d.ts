@@ -8,7 +8,7 @@ export type Binding = "chunk-events" | "embedded-stream" | "text-stream";
 /** A product provider (vocabulary adapter-protocol.provider). */
 export type Provider = "claude-code" | "codex";
 
-/** An npm package version, MAJOR.MINOR.PATCH. */
+/** An npm package release, MAJOR.MINOR.PATCH with an optional prerelease. */
 export type ProductVersion = string;
 
 /** An operation name (vocabulary adapter-protocol.operation). */

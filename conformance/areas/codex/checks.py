@@ -5,6 +5,7 @@ oracle's result (conformance.areas.codex.oracle), the rules a difference breaks
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +35,8 @@ class CodexChecks:
         self.oracle = CodexOracle(spec)
         self.diagnosis = CodexDiagnosis(spec)
         self.run_result: Matcher = roots(spec)[(self.oracle.product, "run-result")]
+        self.other_variants = _other_ranges_variants(spec)
+        self.spec = spec
 
     def check(self, outcome: Outcome, request: Json, expected: Json, *, found: bool = False) -> None:
         """Raise a Violation of exactly the rules that tell the answer from the spec's result
@@ -65,7 +68,9 @@ class CodexChecks:
         confirmed with ``outcome`` when given)."""
         if "diagnostic" in answer and not self.run_result.matches(answer["diagnostic"]):
             self.diagnosis.outcome = outcome
-            copied = self.diagnosis.leak_rules(request, {}, answer["diagnostic"])
+            copied = self.diagnosis.leak_rules(request, {}, answer["diagnostic"]) or self.other_range_rule(
+                answer["diagnostic"]
+            )
             raise Violation(
                 copied or ["RED-002"],
                 operation="codex_outcome",
@@ -73,6 +78,50 @@ class CodexChecks:
                 expected="a diagnostic that is a sentence of the Codex run-result grammar",
                 actual=answer,
             )
+
+    def version_hint(self, outcome: Outcome) -> str:
+        """Advice, never a verdict: when every string member the claimed release's union has over
+        the base's comes back unknown, the adapter's mapping likely does not know that release
+        (a table written for the base, or keyed by releases that lack it). Empty otherwise."""
+        area = self.spec.areas["codex"]
+        base = area.base_area or area
+        added = [
+            str(v)
+            for v in area.vocabularies["variant_string"].values
+            if v not in base.vocabularies["variant_string"].values
+        ]
+        if not added:
+            return ""
+        for member in added:
+            answer = outcome(scenario([response(), terminal(failed_turn(turn_error(member)))]))
+            if "category: unknown" not in str(answer.get("diagnostic", "")):
+                return ""
+        return (
+            f"the adapter's mapping may not know codex {area.version}: every member its union adds over "
+            f"{base.version} ({', '.join(added)}) came back unknown, as a mapping of {base.version} only would "
+            "answer; map the claimed release's union (its range's `releases` in spec/codex.yaml)"
+        )
+
+    def other_range_rule(self, diagnostic: str) -> list[str]:
+        """CDX-008 when the diagnostic is a sentence of the grammar but for its category, a variant
+        of another covered range's union kept outside the claimed one's: a mapping of the wrong
+        release, not a leak (a variant name is no product text)."""
+        match = _CATEGORY.search(diagnostic)
+        if match is None or match.group(1) not in self.other_variants:
+            return []
+        as_unknown = diagnostic[: match.start(1)] + "unknown" + diagnostic[match.end(1) :]
+        return ["CDX-008"] if self.run_result.matches(as_unknown) else []
+
+
+_CATEGORY = re.compile(r"; category: ([A-Za-z]+)[;)]")
+
+
+def _other_ranges_variants(spec: Spec) -> frozenset[str]:
+    """The variants some covered range's union has and the release ``spec`` stands at does not."""
+    area = spec.areas["codex"]
+    every = {str(v) for v in (area.base_area or area).vocabularies["variant"].values}
+    every |= {str(m) for entry in area.versions for m in entry.union.get("adds", ())}
+    return frozenset(every - {str(v) for v in area.vocabularies["variant"].values})
 
 
 _CHECKS: dict[int, tuple[Spec, CodexChecks]] = {}  # by id, with the spec itself: an id is not reused while held
