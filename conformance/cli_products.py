@@ -81,7 +81,7 @@ def _contract_at(spec: Spec, name: str, version: str) -> Spec:
         return spec.at({name: version})
     except KeyError:
         neighbour = nearest(list(shipped_versions(spec, name)), version)
-        print(f"{name} {version} is not shipped: recording under the contract of {neighbour}")
+        print(f"{name} {version} is not covered by the spec: recording under the contract of {neighbour}")
         return spec.at({name: neighbour})
 
 

@@ -73,7 +73,7 @@ def run_pytest(adapters: Path, run_suite: RunSuite) -> RunPytest:
         ("odd_binding", "unknown binding 'smoke-signals': every bindings entry must be one of chunk-events, "),
         ("misspelt_claim", "CONFORMANCE is malformed: unknown key 'binding' (did you mean 'bindings'?)"),
         ("not_a_dict", "it must be an object (a Python dict) of claims, not a list"),
-        ("newer_codex", "claims provider codex at 0.172.0, but this spec ships codex 0.147.0, 0.171.0 only"),
+        ("newer_codex", "claims provider codex at 0.172.0, but this spec covers codex 0.147.0"),
         ("driver_alone", "process driver 'codex' without its provider: every process_drivers entry must also be a key"),
         ("exec:no-such-program-here --flag", "cannot start 'no-such-program-here --flag'"),
         ("exec:", "exec: needs a command"),
@@ -172,7 +172,7 @@ SELECTS_TEXT = {"protocol": "1", "bindings": ["text-stream"], "providers": {}, "
         ),
         (
             {"protocol": "1", "bindings": [], "providers": {"codex": "0.172.0"}, "process_drivers": []},
-            "ships codex 0.147.0, 0.171.0 only",
+            "0.169.0–0.169.1, 0.171.0 only",
             "upgrade-check --product codex --version 0.172.0",
         ),
         (

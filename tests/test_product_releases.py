@@ -26,7 +26,7 @@ SPEC = load_spec()
 # An excerpt of `npm view @openai/codex versions --json` (2026-12-02): platform builds are
 # versions of the same package; 0.170.x was never published.
 PUBLISHED = ["0.147.0-linux-x64", "0.147.0", "0.148.0-alpha.8", "0.148.0", "0.160.0-linux-x64", "0.160.0"]
-PUBLISHED += ["0.169.1-linux-x64", "0.169.1", "0.171.0-linux-x64", "0.171.0"]
+PUBLISHED += ["0.169.1-linux-x64", "0.169.1", "0.171.0-linux-x64", "0.171.0", "0.172.0-linux-x64", "0.172.0"]
 
 
 @pytest.fixture
@@ -53,7 +53,7 @@ def _calls(log: Path) -> list[list[str]]:
     [
         ("0.170.0", "0.169.1 and 0.171.0"),  # between releases: both sides
         ("0.140.0", "0.147.0"),  # older than every release
-        ("0.999.0", "0.171.0"),  # newer than every release
+        ("0.999.0", "0.172.0"),  # newer than every release
         ("0.148.0-alpha.9", "0.147.0 and 0.148.0"),  # platform builds and pre-releases are never suggested
     ],
 )
@@ -84,16 +84,17 @@ def test_products_refuse_an_unpublished_version_before_installing(
 def test_products_record_takes_a_published_version_the_spec_does_not_ship(
     fake_npm: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """0.160.0 is published and not shipped: it is installed and recorded under the contract of
-    the nearest shipped version not newer (the fake binary then fails the session: no app-server)."""
-    assert "0.160.0" not in SPEC.areas["codex"].shipped
-    argv = ["products", "record", "--product", "codex", "--version", "0.160.0", "--case", "http-500"]
+    """0.172.0 is published (in this fake npm's list) and no range covers it: it is installed and
+    recorded under the contract of the nearest covered release not newer (the fake binary then
+    fails the session: no app-server)."""
+    assert not SPEC.areas["codex"].covers("0.172.0")
+    argv = ["products", "record", "--product", "codex", "--version", "0.172.0", "--case", "http-500"]
     assert main([*argv, "--cache-dir", str(tmp_path / "cache"), "--output", str(tmp_path / "out")]) == 2
     captured = capsys.readouterr()
-    assert "codex 0.160.0 is not shipped: recording under the contract of 0.147.0" in captured.out
+    assert "codex 0.172.0 is not covered by the spec: recording under the contract of 0.171.0" in captured.out
     assert "is not shipped (shipped:" not in captured.err
     assert "closed stdout before answering initialize" in captured.err
-    assert [c[:2] for c in _calls(fake_npm)] == [["view", "@openai/codex"], ["install", "@openai/codex@0.160.0"]]
+    assert [c[:2] for c in _calls(fake_npm)] == [["view", "@openai/codex"], ["install", "@openai/codex@0.172.0"]]
 
 
 # ---- provenance

@@ -47,7 +47,12 @@ def _spec_without(tmp_path: Path, product: str, version: str) -> Path:
     shutil.copytree(SPEC.root, root)
     file = root / f"{product}.yaml"
     data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    gone = [e for e in data["versions"] if e["version"] == version]
     data["versions"] = [e for e in data["versions"] if e["version"] != version]
+    covered = {str(r) for e in gone for r in e.get("releases") or [e["version"]]}
+    listing = data["product"].get("releases") or {}
+    if "versions" in listing:  # npm's list as the spec knew it before the release came out
+        listing["versions"] = [r for r in listing["versions"] if str(r) not in covered]
     file.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return root
 
