@@ -138,11 +138,14 @@ def npm() -> str:
     return npm
 
 
-def run_command(argv: list[str], timeout: float, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_command(
+    argv: list[str], timeout: float, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run a helper command in its own process group; the whole group dies on timeout."""
     with subprocess.Popen(
         argv,
         cwd=cwd,
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

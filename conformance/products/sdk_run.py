@@ -10,17 +10,13 @@ through it; nothing here restates the SDK's wire.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shutil
-import signal
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conformance.products.packages import Installed, OfflineRun, ProductError
+from conformance.products.packages import Installed, OfflineRun, ProductError, run_command
 
 Json = Any
 
@@ -96,32 +92,17 @@ def sdk_log(
     file = folder / "sdk-driver.json"
     file.write_text(json.dumps(config), encoding="utf-8")
     env = {"PATH": run.env["PATH"], "HOME": run.env["HOME"], "LANG": "C.UTF-8", "NODE_NO_WARNINGS": "1"}
-    with subprocess.Popen(
-        [*(wrap or []), node(), str(DRIVER), str(file)],
-        cwd=run.cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    ) as process:
-        try:
-            out, err = process.communicate(timeout=timeout + 15)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-            raise ProductError(f"the Agent SDK driver did not finish within {timeout + 15:g} s") from None
-        finally:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
+    try:
+        done = run_command([*(wrap or []), node(), str(DRIVER), str(file)], timeout + 15, run.cwd, env)
+    except ProductError:
+        raise ProductError(f"the Agent SDK driver did not finish within {timeout + 15:g} s") from None
+    out, err = done.stdout, done.stderr
     try:
         items = [json.loads(line) for line in out.splitlines() if line.strip()]
     except ValueError:
         items = []
-    if process.returncode != 0 or not items or END not in items[-1]:
+    if done.returncode != 0 or not items or END not in items[-1]:
         raise ProductError(
-            f"the Agent SDK driver ({DRIVER.name}) failed (exit {process.returncode}):\n{err.strip()[-3000:]}"
+            f"the Agent SDK driver ({DRIVER.name}) failed (exit {done.returncode}):\n{err.strip()[-3000:]}"
         )
     return items[:-1], err
