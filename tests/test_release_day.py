@@ -31,6 +31,7 @@ from tests.test_upgrade_gate import DATA, _entries, _spec_without
 SPEC = load_spec()
 CLAUDE_DTS = DATA / "claude-agent-sdk-0.3.332.d.ts"
 RELEASE = "0.3.400"  # a Claude Agent SDK release past every one the spec covers, its unions 0.3.332's
+NEIGHBOUR = "0.3.334"  # the covered release below it: the end of the range 0.3.274-0.3.334, recorded at 0.3.332
 
 
 def _gate(*args: str) -> list[str]:
@@ -85,7 +86,7 @@ def test_the_release_is_past_what_the_spec_covers() -> None:
 @pytest.mark.parametrize(
     ("product", "version", "source", "neighbour"),
     [
-        ("claude-code", RELEASE, CLAUDE_DTS, "0.3.332"),
+        ("claude-code", RELEASE, CLAUDE_DTS, NEIGHBOUR),
         ("codex", "0.172.0", DATA / "codex-0.171.0", "0.171.0"),
     ],
 )
@@ -136,9 +137,9 @@ def test_a_run_given_the_file_passes_a_correct_provider_at_that_release(
     tmp_path: Path, run_suite: RunSuite, versions_file: Path
 ) -> None:
     """The reference, pinned at the release and mapping it as its tables say, passes the Claude
-    Code tier under 0.3.332's contract; the report, the summary, JUnit and the header say how the
-    release was verified."""
-    impl = _wrapper(tmp_path, RELEASE, "0.3.332")
+    Code tier under its neighbour 0.3.334's contract; the report, the summary, JUnit and the
+    header say how the release was verified."""
+    impl = _wrapper(tmp_path, RELEASE, NEIGHBOUR)
     summary, junit = tmp_path / "summary.md", tmp_path / "junit.xml"
     run = run_suite(
         "-q", "--pyargs", "conformance.test_claude_code", f"--product-versions={versions_file}",
@@ -147,14 +148,14 @@ def test_a_run_given_the_file_passes_a_correct_provider_at_that_release(
     )  # fmt: skip
     assert run.code == 0 and not run.violated(), run.tail
     line = f"claude-code {RELEASE}: verified by upgrade-check on "
-    said = "as equivalent to 0.3.332 (unions equal; wire not checked)"
+    said = f"as equivalent to {NEIGHBOUR} (unions equal; wire not checked)"
     [verified] = run.report["run"]["verified_versions"]
     assert verified.startswith(line) and verified.endswith(said)
     schema_validator(SPEC.root, "report").validate(run.report)
     assert f"Release {verified}." in summary.read_text(encoding="utf-8")
     properties = {p.get("name"): p.get("value") for p in ET.parse(junit).iter("property")}
     assert properties["verified_product_versions"] == verified
-    assert f"@{RELEASE}, tested as 0.3.332" in properties["product_versions"]
+    assert f"@{RELEASE}, tested as {NEIGHBOUR}" in properties["product_versions"]
     report = tmp_path / "report.json"
     report.write_text(json.dumps(run.report), encoding="utf-8")
     assert main(["matrix", str(report), "--markdown", str(tmp_path / "m.md")]) == 0
@@ -221,25 +222,26 @@ def test_a_release_adding_one_string_member_is_refused_naming_it(
 
 
 def test_the_draft_carries_the_decisions_another_entry_took(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A release between 0.147.0 and 0.171.0 adding rateLimitExceeded (which 0.171.0's entry
-    decided) and a member no entry has: only the new member is left open."""
+    """A release between the covered 0.169.1 and 0.171.0 (0.170.0, never released) adding, over
+    0.169.1, bioPolicy (which 0.171.0's entry decided) and a member no entry has: the draft is a
+    delta over 0.169.1 and only the new member is left open."""
     draft_path = tmp_path / "d.yaml"
-    source = _codex_schema(tmp_path, "0.147.0", "rateLimitExceeded", "quotaWarning")
-    argv = _gate("--product", "codex", "--version", "0.160.0", "--from", str(source), "--json")
+    source = _codex_schema(tmp_path, "0.171.0", "quotaWarning")
+    argv = _gate("--product", "codex", "--version", "0.170.0", "--from", str(source), "--json")
     assert main([*argv, "--draft", str(draft_path)]) == 1
     report = json.loads(capsys.readouterr().out)
-    assert report["covered_neighbours"] == ["0.147.0", "0.171.0"] and report["equivalent_to"] is None
-    assert report["carried"] == ["rateLimitExceeded (as 0.171.0 decided)"]
-    assert not any(line.startswith("rateLimitExceeded:") for line in report["decisions"])
+    assert report["covered_neighbours"] == ["0.169.1", "0.171.0"] and report["equivalent_to"] is None
+    assert report["nearest"] == "0.169.1" and report["carried"] == ["bioPolicy (as 0.171.0 decided)"]
+    assert not any(line.startswith("bioPolicy:") for line in report["decisions"])
     assert any(line.startswith("quotaWarning:") for line in report["decisions"])
     [draft] = yaml.safe_load(draft_path.read_text(encoding="utf-8"))
-    assert _open_members(draft) == {"quotaWarning"}
+    assert sorted(draft["union"]["adds"]) == ["bioPolicy", "quotaWarning"] and _open_members(draft) == {"quotaWarning"}
     [newer] = [e for e in _entries(SPEC.root, "codex") if e["version"] == "0.171.0"]
-    [row] = [r for r in draft["rows"]["variants"] if r["variant"] == "rateLimitExceeded"]
-    assert row == next(r for r in newer["rows"]["variants"] if r["variant"] == "rateLimitExceeded")
-    assert draft["union"]["docs"]["rateLimitExceeded"] == newer["union"]["docs"]["rateLimitExceeded"]
-    decided = next(d for d in newer["decisions"] if d["about"] == "rateLimitExceeded")
-    assert next(d for d in draft["decisions"] if isinstance(d, dict) and d["about"] == "rateLimitExceeded") == decided
+    [row] = [r for r in draft["rows"]["variants"] if r["variant"] == "bioPolicy"]
+    assert row == next(r for r in newer["rows"]["variants"] if r["variant"] == "bioPolicy")
+    assert draft["union"]["docs"]["bioPolicy"] == newer["union"]["docs"]["bioPolicy"]
+    decided = next(d for d in newer["decisions"] if d["about"] == "bioPolicy")
+    assert next(d for d in draft["decisions"] if isinstance(d, dict) and d["about"] == "bioPolicy") == decided
 
 
 def test_the_gates_unfilled_draft_in_a_spec_makes_check_spec_fail(
@@ -364,7 +366,8 @@ def test_online_each_case_is_recorded_and_read_beside_the_neighbours_recording(
     npm.chmod(0o755)
     monkeypatch.setenv("PATH", str(bin_dir))
     monkeypatch.setenv("FAKE_NPM_LOG", str(tmp_path / "npm.log"))
-    monkeypatch.setenv("FAKE_NPM_SAME_AS", f"{RELEASE}=0.3.332")
+    # the release and its neighbour 0.3.334 ship 0.3.332's excerpt (the range is constant in what is read)
+    monkeypatch.setenv("FAKE_NPM_SAME_AS", f"{RELEASE}=0.3.332,{NEIGHBOUR}=0.3.332")
     at = SPEC.at({"claude-code": "0.3.332"})
     recorded: list[str] = []
 
@@ -387,6 +390,9 @@ def test_online_each_case_is_recorded_and_read_beside_the_neighbours_recording(
     assert "answer" in recorded and "wire: not checked" not in text
     if status == 0:
         [entry] = json.loads(file.read_text(encoding="utf-8"))["verified"]
-        assert entry["wire"] == "checked" and entry["evidence"]["wire"]
+        assert entry["wire"] == "checked" and entry["evidence"]["wire"] and entry["equivalent_to"] == NEIGHBOUR
+        # the neighbour's recordings are its range's, kept at the range's recorded release
+        beside = [Path(c["neighbour_recording"]) for c in entry["evidence"]["wire"] if "neighbour_recording" in c]
+        assert beside and all(p.parent.name == "0.3.332" for p in beside), beside
     else:
         assert not file.exists() and (tmp_path / "d.yaml").exists()

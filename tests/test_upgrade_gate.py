@@ -42,7 +42,8 @@ def _shipped_entry(product: str, version: str) -> Any:
 
 
 def _spec_without(tmp_path: Path, product: str, version: str) -> Path:
-    """A copy of the shipped spec whose product file no longer ships ``version``."""
+    """A copy of the shipped spec whose product file no longer covers the range ``version`` names,
+    as on the day before it was released: npm's list (product.releases) lacks its releases too."""
     root = tmp_path / "spec"
     shutil.copytree(SPEC.root, root)
     file = root / f"{product}.yaml"
@@ -63,12 +64,18 @@ def fill(draft: Any, decided: Any) -> Any:
     placeholder key of a mapping stands for the keys a person adds there (the decided keys the
     draft lacks); a placeholder item ending a list stands for the items a person adds there (the
     decided items past the draft's own). Every other value is the draft's own, so a filled draft
-    equal to the shipped entry proves every mechanical field is what the gate wrote."""
+    equal to the shipped entry proves every mechanical field is what the gate wrote. A mapping
+    opened only for a person's keys (``wire``) where the person added none is left out, as the
+    spec leaves out an empty ``wire``."""
     if is_placeholder(draft):
         return decided
     if isinstance(draft, dict):
         keys = decided if isinstance(decided, dict) else {}
-        mapping = {k: fill(v, keys[k]) if k in keys else v for k, v in draft.items() if not is_placeholder(k)}
+        mapping = {
+            k: fill(v, keys[k]) if k in keys else v
+            for k, v in draft.items()
+            if not is_placeholder(k) and not (k not in keys and isinstance(v, dict) and v and all(map(is_placeholder, v)))
+        }
         if any(is_placeholder(k) for k in draft):
             mapping |= {k: v for k, v in keys.items() if k not in mapping}
         return mapping
@@ -131,33 +138,51 @@ def test_the_draft_plus_the_recorded_decisions_is_the_shipped_entry(
     assert draft != shipped and fill(draft, {}) != shipped
 
 
+@pytest.mark.parametrize(
+    ("without", "version", "near", "catch_all"),
+    [("0.171.0", "0.171.0", "0.169.1", False), (None, "0.172.0", "0.171.0", True)],
+    ids=["0.171.0-over-0.169.x", "a-new-member-and-a-new-catch-all"],
+)
 def test_the_codex_draft_lists_each_decision_and_leaves_it_open(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], without: str | None, version: str, near: str, catch_all: bool
 ) -> None:
     """Each new member gets a row with its stop reason open, a doc line and a decision to take;
-    the catch-all's category is open; the decisions are listed in the output and atop the file."""
-    spec_root = _spec_without(tmp_path, "codex", "0.171.0")
+    a catch-all member no entry recorded gets its category open (the one 0.161.0 decided is not
+    drafted again); the decisions are listed in the output and atop the file. The draft is a
+    delta over the nearest covered release below, past the newest range over the newest."""
+    spec_root = _spec_without(tmp_path, "codex", without) if without else SPEC.root
+    source = DATA / "codex-0.171.0"
+    if catch_all:  # 0.171.0's schema with a string member and a catch-all member no entry has
+        source = tmp_path / "schema"
+        shutil.copytree(DATA / "codex-0.171.0", source)
+        file = source / "v2" / "ErrorNotification.json"
+        document = json.loads(file.read_text(encoding="utf-8"))
+        document["definitions"]["CodexErrorInfo"]["anyOf"] += [{"type": "string", "enum": ["quotaWarning"]}, {"type": "integer"}]
+        file.write_text(json.dumps(document), encoding="utf-8")
     draft_path = tmp_path / "draft.yaml"
-    assert main(_gate(spec_root, "codex", "0.171.0", draft_path, "--json")) == 1
+    argv = ["--spec", str(spec_root), "upgrade-check", "--product", "codex", "--version", version]
+    assert main([*argv, "--from", str(source), "--draft", str(draft_path), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
-    assert report["shipped"] is False and report["nearest"] == "0.147.0" and report["draft"] == str(draft_path)
+    assert report["shipped"] is False and report["nearest"] == near and report["draft"] == str(draft_path)
     text = draft_path.read_text(encoding="utf-8")
     [draft] = yaml.safe_load(text)
     adds = draft["union"]["adds"]
-    assert [r["variant"] for r in draft["rows"]["variants"]] == adds
+    assert adds and [r["variant"] for r in draft["rows"]["variants"]] == adds
+    assert draft["releases"] == [version]
     assert all(is_placeholder(r["stop_reason"]) for r in draft["rows"]["variants"])
     assert sorted(draft["union"]["docs"]) == sorted(adds) and all(map(is_placeholder, draft["union"]["docs"].values()))
-    assert is_placeholder(draft["union"]["catch_all"]["category"])
-    assert [d["about"] for d in draft["decisions"][:-1]] == [*adds, "catch_all"]
+    assert [d["about"] for d in draft["decisions"][:-1]] == [*adds, *(["catch_all"] if catch_all else [])]
     for member in adds:
         assert any(line.startswith(f"{member}:") for line in report["decisions"])
         assert f". {member}:" in text  # the decision, numbered, in the file's head
-    assert any("catch-all" in line for line in report["decisions"])
+    assert any("catch-all" in line for line in report["decisions"]) is catch_all
     # a person decides exactly these; the rest (members, vocabularies, rows' kind, wire form and
-    # status, the catch-all's schema, what each decision is about) is the gate's
+    # status, the catch-all's schema, what each decision is about, the range's releases) is the gate's
     assert _open_places(draft) == {("union", "docs", m) for m in adds} | {
         ("sources",),
-        ("union", "catch_all", "category"),
+        ("recorded",),
+        ("wire_note",),
+        *([("union", "catch_all", "category")] if catch_all else []),
         ("rows", "variants", "stop_reason"),
         ("rows",),
         ("wire",),
@@ -165,6 +190,10 @@ def test_the_codex_draft_lists_each_decision_and_leaves_it_open(
         ("decisions", "decision"),
         ("decisions", "sources"),
     }
+    if catch_all:
+        assert adds == ["quotaWarning"] and draft["union"]["catch_all"]["schema"] == {"type": "integer"}
+    else:
+        assert adds == ["bioPolicy"] and "catch_all" not in draft["union"]
 
 
 def test_an_object_member_with_a_status_is_drafted_to_keep_it(
@@ -182,8 +211,8 @@ def test_an_object_member_with_a_status_is_drafted_to_keep_it(
     ):
         members.append({"type": "object", "required": [name], "properties": {name: detail}})
     file.write_text(json.dumps(document), encoding="utf-8")
-    spec_root = _spec_without(tmp_path, "codex", "0.171.0")
-    argv = ["--spec", str(spec_root), "upgrade-check", "--product", "codex", "--version", "0.160.0"]
+    # 0.148.0-alpha.9: not covered, its neighbour below 0.148.0-alpha.8 (the range of 0.147.0)
+    argv = ["upgrade-check", "--product", "codex", "--version", "0.148.0-alpha.9"]
     assert main([*argv, "--from", str(schema), "--draft", str(tmp_path / "d.yaml"), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     [draft] = yaml.safe_load((tmp_path / "d.yaml").read_text(encoding="utf-8"))
@@ -269,13 +298,15 @@ def test_a_shipped_version_whose_union_disagrees_exits_1_without_a_draft(
 def test_a_version_between_shipped_ones_is_compared_with_both_neighbours(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """0.160.0 read from the 0.171.0 schema is compared with 0.147.0 and with 0.171.0: it differs
-    from the one below and equals the one above, so it is equivalent to 0.171.0 and no draft is written."""
-    argv = ["upgrade-check", "--product", "codex", "--version", "0.160.0", "--from", str(DATA / "codex-0.171.0")]
+    """0.170.0 (never released: the spec covers 0.169.1 and then 0.171.0) read from the 0.171.0
+    schema is compared with the covered releases around it, 0.169.1 and 0.171.0: it differs from
+    the one below (bioPolicy) and equals the one above, so it is equivalent to 0.171.0 and no
+    draft is written."""
+    argv = ["upgrade-check", "--product", "codex", "--version", "0.170.0", "--from", str(DATA / "codex-0.171.0")]
     assert main([*argv, "--draft", str(tmp_path / "d.yaml"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["covered_neighbours"] == ["0.147.0", "0.171.0"] and report["equivalent_to"] == "0.171.0"
-    assert report["compared"]["0.147.0"]["changes"] and not report["compared"]["0.171.0"]["changes"]
+    assert report["covered_neighbours"] == ["0.169.1", "0.171.0"] and report["equivalent_to"] == "0.171.0"
+    assert report["compared"]["0.169.1"]["changes"] and not report["compared"]["0.171.0"]["changes"]
     assert not (tmp_path / "d.yaml").exists()
 
 

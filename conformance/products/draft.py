@@ -182,7 +182,9 @@ def draft_entry(
     shipped = [str(v) for v in spec.vocabulary(UNION_VOCABULARY[product]).values]
     named = [m for m in union.members if m in union.kinds]
     adds = [m for m in named if m not in shipped]
-    entry: dict[str, Json] = {"version": version}
+    entry: dict[str, Json] = {"version": version, "releases": [version]}  # a range of one release, until measured
+    entry["recorded"] = placeholder(f"the release whose wire was recorded ({version} once re-recorded); else drop the key")
+    entry["wire_note"] = placeholder(f"how {version}'s wire facts are known (recorded, measured or inferred, and where)")
     if product == "claude-code":
         entry["product_version"] = product_version_of(printed_version)
     entry["sources"] = [placeholder(f"where the union was read ({package}@{version} {union.source}), and each run")]
@@ -235,12 +237,9 @@ def _prompt(about: str, product: str) -> str:
 def recorded_catch_alls(spec: Spec, product: str) -> list[str]:
     """The catch-all members recorded up to the version ``spec`` stands at."""
     area = spec.areas[product]
-    upto = area.shipped[: area.shipped.index(area.version) + 1] if area.version in area.shipped else ()
-    return [
-        catch_all_label(v.union["catch_all"]["schema"])
-        for v in area.versions
-        if v.version in upto and "catch_all" in v.union
-    ]
+    entry = area.entry_for(area.version) if area.version else None  # the range the release is in
+    upto = area.versions[: area.versions.index(entry) + 1] if entry is not None else ()
+    return [catch_all_label(v.union["catch_all"]["schema"]) for v in upto if "catch_all" in v.union]
 
 
 def decisions(entry: Json, notes: list[str], removed: tuple[str, ...] = (), later: tuple[str, ...] = ()) -> list[str]:

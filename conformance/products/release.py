@@ -212,7 +212,8 @@ def release_check(
         for near in equal:
             theirs = _unread_of(product, install(product, package(spec, product), near, root, log)[0])
             unread = unread_changes(product, theirs, _unread_of(product, installed))
-            wire = record_and_compare(spec.at({product: near}), product, near, installed, log, fact)
+            recorded = (area.entry_for(near) or area.versions[0]).recorded  # the neighbour range's recordings
+            wire = record_and_compare(spec.at({product: near}), product, recorded or near, installed, log, fact)
             if all(w["reading_equal"] for w in wire):
                 equivalent = near
                 break

@@ -105,7 +105,8 @@ def record_and_compare(
     spec: Spec, product: str, neighbour: str, installed: Installed, log: Callable[[str], None], fact: Classify
 ) -> list[Json]:
     """Record every case of ``product`` at the installed release under ``spec`` (the contract at
-    ``neighbour``), each compared with the neighbour's committed recording."""
+    the covered neighbour), each compared with the committed recording at ``neighbour``: the
+    release its range recorded (``recorded``), since a range keeps one release's recordings."""
     from conformance.products.recorder import RecordingError, record_case, running_as_root
 
     compared = []

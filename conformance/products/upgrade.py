@@ -357,8 +357,11 @@ def assess(
     for a version the spec does not ship, its draft entry as a delta over ``near``."""
     name = package(spec, product)
     shipped = list(spec.areas[product].shipped)
-    covered = spec.areas[product].covers(version)  # a release inside a range is that range (issue #31)
-    near = near or (version if covered else nearest(shipped, version))
+    area = spec.areas[product]
+    covered = area.covers(version)  # a release inside a range is that range (issue #31)
+    below, above = area.neighbours(version)
+    near = near or (version if covered else below or above)  # the newest covered release not newer
+    assert near is not None, f"{product} covers no release"
     at = spec.at({product: near})
     compared = [compare(at, u, recorded_catch_alls(at, product)) for u in unions]
     report: Json = {
@@ -373,7 +376,7 @@ def assess(
     if product_version is not None:
         report["product_version"] = product_version
     report["unions"] = compared
-    if version in shipped:
+    if covered:
         return report, None
     draft, notes = draft_entry(at, product, name, version, unions, product_version)
     later = tuple(v for v in shipped if _semver(v) > _semver(version))
