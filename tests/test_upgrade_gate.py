@@ -71,10 +71,13 @@ def fill(draft: Any, decided: Any) -> Any:
         return decided
     if isinstance(draft, dict):
         keys = decided if isinstance(decided, dict) else {}
+        unfilled = {
+            k for k, v in draft.items() if k not in keys and isinstance(v, dict) and v and all(map(is_placeholder, v))
+        }
         mapping = {
             k: fill(v, keys[k]) if k in keys else v
             for k, v in draft.items()
-            if not is_placeholder(k) and not (k not in keys and isinstance(v, dict) and v and all(map(is_placeholder, v)))
+            if not is_placeholder(k) and k not in unfilled
         }
         if any(is_placeholder(k) for k in draft):
             mapping |= {k: v for k, v in keys.items() if k not in mapping}
@@ -157,7 +160,8 @@ def test_the_codex_draft_lists_each_decision_and_leaves_it_open(
         shutil.copytree(DATA / "codex-0.171.0", source)
         file = source / "v2" / "ErrorNotification.json"
         document = json.loads(file.read_text(encoding="utf-8"))
-        document["definitions"]["CodexErrorInfo"]["anyOf"] += [{"type": "string", "enum": ["quotaWarning"]}, {"type": "integer"}]
+        members = document["definitions"]["CodexErrorInfo"]["anyOf"]
+        members += [{"type": "string", "enum": ["quotaWarning"]}, {"type": "integer"}]
         file.write_text(json.dumps(document), encoding="utf-8")
     draft_path = tmp_path / "draft.yaml"
     argv = ["--spec", str(spec_root), "upgrade-check", "--product", "codex", "--version", version]

@@ -183,8 +183,8 @@ def draft_entry(
     named = [m for m in union.members if m in union.kinds]
     adds = [m for m in named if m not in shipped]
     entry: dict[str, Json] = {"version": version, "releases": [version]}  # a range of one release, until measured
-    entry["recorded"] = placeholder(f"the release whose wire was recorded ({version} once re-recorded); else drop the key")
-    entry["wire_note"] = placeholder(f"how {version}'s wire facts are known (recorded, measured or inferred, and where)")
+    entry["recorded"] = placeholder(f"the release whose wire was recorded ({version} once re-recorded), or no key")
+    entry["wire_note"] = placeholder(f"how {version}'s wire facts are known (recorded, measured or inferred; where)")
     if product == "claude-code":
         entry["product_version"] = product_version_of(printed_version)
     entry["sources"] = [placeholder(f"where the union was read ({package}@{version} {union.source}), and each run")]
