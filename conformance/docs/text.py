@@ -40,6 +40,15 @@ def code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+def _spans(text: str) -> str:
+    """``text`` as a code span with the whitespace at its ends outside it (a span would trim it)."""
+    core = text.strip()
+    if not core:
+        return text
+    start = text.index(core)
+    return f"{text[:start]}{code(core)}{text[start + len(core) :]}"
+
+
 def cell(text: str) -> str:
     """Text safe inside a Markdown table cell."""
     return text.replace("|", "\\|").replace("\n", " ")
@@ -180,8 +189,19 @@ class Site:
             path = f"{self.spec_path('seeds')}/{source['seed']}"
             text = f"seed [{source['seed']}]({self.file_href(page, path)})"
         else:
-            text = f"{kind} {code(source[kind])}"
+            text = f"{kind} {self.quoted(page, source[kind])}"
         return text + (f" — {source['note']}" if "note" in source else "")
+
+    def quoted(self, page: PurePosixPath, text: str) -> str:
+        """``text`` verbatim in code spans, except its requirement IDs, which are links between
+        them: a quoted source that names a requirement reaches it like prose does."""
+        out = []
+        at = 0
+        for match in REQUIREMENT_ID.finditer(text):
+            if (rid := match.group(0)) in self.areas:
+                out += [_spans(text[at : match.start()]), f"[{rid}]({self.requirement_href(page, rid)})"]
+                at = match.end()
+        return "".join([*out, _spans(text[at:])])
 
     def ids(self, page: PurePosixPath, rids: Any) -> str:
         return ", ".join(f"[{rid}]({self.requirement_href(page, rid)})" for rid in rids)
