@@ -47,7 +47,7 @@ class CodexChecks:
         if actual != expected:
             blamed = (  # an ignored part of the scenario that makes the difference, else the rule of each field
                 ignored_notification_rule(outcome, request, expected)
-                or split_stderr_rule(outcome, request, expected)
+                or split_stderr_rule(outcome, request, expected, self.oracle.signatures)
                 or foreign_line_rule(outcome, request, expected, "".join(self.oracle.whitespace))
                 or unread_detail_rule(outcome, request, expected, self.diagnosis)
                 or self.diagnosis.diagnose(request, expected, actual, outcome)
