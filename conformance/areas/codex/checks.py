@@ -14,11 +14,11 @@ from conformance.areas.codex.blame import (
     comparable,
     foreign_line_rule,
     ignored_notification_rule,
-    split_stderr_rule,
     unread_detail_rule,
 )
 from conformance.areas.codex.oracle import CodexOracle
 from conformance.areas.codex.scenarios import failed_turn, response, scenario, terminal, turn_error
+from conformance.areas.codex.stderr_blame import split_stderr_rule
 from conformance.areas.diagnostic.grammar import Matcher, roots
 from conformance.areas.diagnostic.text_blame import as_vector
 from conformance.spec import Spec
