@@ -181,6 +181,42 @@ def test_every_link_of_the_summary_and_matrix_resolves_into_the_shipped_contract
         assert f'<a id="{url.fragment}"></a>' in target.read_text(encoding="utf-8"), f"no anchor: {link}"
 
 
+def test_every_link_of_the_shipped_docs_works_where_they_are_installed(installed: Installed) -> None:
+    """The docs the wheel ships link into the repository (tests, modules, spec lines): each such
+    link resolves inside the installed tree (a relative one), or names a file of the project in its
+    published repository at the suite's version tag (the base the summary links to)."""
+    contract = _checked(
+        installed.run("-c", "from conformance.verdict.summary import published_contract as p; print(p())")
+    ).stdout.strip()
+    base = contract.removesuffix("/docs/contract.md") + "/"
+    assert base != contract + "/" and base.startswith("https://"), contract
+    tree, docs = installed.package.parent, installed.package / "_data" / "docs"
+    problems, seen = [], {"relative": set(), "published": set()}
+    for page in sorted(docs.rglob("*.md")):
+        name = page.relative_to(docs).as_posix()
+        text = page.read_text(encoding="utf-8")
+        for href in re.findall(r"(?<!\\)\]\(([^)\s]+)\)", text) + re.findall(r'(?:href|src)="([^"]+)"', text):
+            path, _, fragment = href.partition("#")
+            if not path:
+                continue
+            if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", path):
+                if not path.startswith(base):
+                    problems.append(f"{name}: {href} is not a link into {base}")
+                elif not (PROJECT / path.removeprefix(base)).exists():
+                    problems.append(f"{name}: {href} names no file of the project")
+                seen["published"].add(path.removeprefix(base).split("/")[0])
+                continue
+            target = (page.parent / unquote(path)).resolve()
+            if not target.is_relative_to(tree) or not target.exists():
+                problems.append(f"{name}: {href} reaches nothing in the installed tree")
+            elif re.fullmatch(r"L\d+", fragment) and int(fragment[1:]) > len(target.read_text("utf-8").splitlines()):
+                problems.append(f"{name}: {href} is past the end of the file")
+            seen["relative"].add(target.relative_to(tree).parts[0])
+    assert not problems, f"{len(problems)} broken links, the first:\n" + "\n".join(problems[:20])
+    # The links the docs have: into the package's own modules, spec data and pages; and to tests/ and the README.
+    assert {"conformance"} <= seen["relative"] and {"tests", "README.md"} <= seen["published"], seen
+
+
 def test_junit_classnames_name_the_module_not_the_venv(runs: Runs) -> None:
     cases = list(ET.parse(runs.file("junit.xml")).getroot().iter("testcase"))
     assert cases and {case.get("classname") for case in cases} == {"conformance.test_selection"}

@@ -9,6 +9,7 @@ from importlib import metadata
 from typing import Any
 
 from conformance.spec.links import requirement_url
+from conformance.spec.published import published_base
 from conformance.spec.resources import PACKAGE
 from conformance.verdict.first_failure import first_failures
 from conformance.verdict.inert import markdown_safe, terminal_safe
@@ -52,7 +53,7 @@ def published_contract() -> str:
     source = urls.get("Source")
     if not source:
         return shipped_contract()
-    return f"{source.rstrip('/')}/blob/v{meta['Version']}/docs/contract.md"
+    return f"{published_base(source, meta['Version'])}/docs/contract.md"
 
 
 # What a declaration claims when it leaves a key out (spec/schema/operations.json, the declaration).
