@@ -82,7 +82,8 @@ OPTIONS: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [
     ("docs_url", ("--docs-url",), {
         "default": None, "metavar": "URL",
         "help": "the rendered contract's index (contract.md) that the summary's requirement IDs link to, a URL or "
-        "path; each links to <area>.md#<ID> beside it (default: the contract shipped with the suite, as a file URL)",
+        "path; each links to <area>.md#<ID> beside it (default: the contract published with this version of the "
+        "suite, the Source repository of the package's project URLs at its version tag)",
     }),
 ]  # fmt: skip
 

@@ -255,7 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="URL",
         help="the rendered contract's index (contract.md) that requirement IDs link to, a URL or path; each links "
-        "to <area>.md#<ID> beside it (default: the contract shipped with the suite, as a file URL)",
+        "to <area>.md#<ID> beside it (default: the contract published with this version of the suite, the Source "
+        "repository of the package's project URLs at its version tag)",
     )
     matrix.set_defaults(run=_matrix)
     add_product_commands(commands)

@@ -10,6 +10,7 @@ from pathlib import Path
 from conformance.cli import main
 from conformance.spec.resources import fixtures_dir
 from conformance.verdict.matrix import markdown_status
+from conformance.verdict.summary import published_contract
 from tests.conftest import RunSuite
 
 
@@ -37,6 +38,12 @@ def test_the_matrix_puts_each_report_in_a_column(tmp_path: Path, run_suite: RunS
     assert f"- **bad_no_text_fallback**: impl bad_no_text_fallback; suite 0.1.0; spec 0.1.0; {bad_run['date']}" in text
     page = out_html.read_text(encoding="utf-8")
     assert '<tr id="row-SEL-008" data-area="selection" data-level="MUST" data-statuses="passed violated">' in page
+    # by default IDs link into the contract published with this version of the suite, as the summary's do
+    contract = published_contract().removesuffix(".md")
+    assert contract.startswith("https://") and "/blob/v" in contract, contract
+    assert row.startswith(f"| [SEL-008]({contract}/selection.md#SEL-008) | MUST |"), row
+    assert f'<a href="{contract}/selection.md#SEL-008">SEL-008</a>' in page
+    assert "file://" not in text and "file://" not in page
 
 
 def test_a_file_that_is_not_a_report_is_named(tmp_path: Path, capsys: object) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 from conformance.spec import Spec, load_spec, schema_validator
 from conformance.spec.links import requirement_url
 from conformance.verdict.blame import printable
-from conformance.verdict.summary import shipped_contract
+from conformance.verdict.summary import published_contract
 
 LABELS = {
     "passed": "passed",
@@ -133,7 +133,7 @@ def markdown_status(status: str) -> str:
 
 
 def markdown(columns: list[Column], spec: Spec, docs: str | None = None) -> str:
-    docs = docs or shipped_contract()
+    docs = docs or published_contract()
     lines = [
         f"## Conformance matrix: {len(columns)} implementation(s), spec {spec.version}",
         "",
@@ -182,7 +182,7 @@ label { margin-right: 1rem; }
 
 def html_page(columns: list[Column], spec: Spec, docs: str | None = None) -> str:
     """A self-contained page (no external resources), its filters in a few lines of script."""
-    docs = docs or shipped_contract()
+    docs = docs or published_contract()
     esc = html.escape
     areas = sorted({area for _, area, _, _ in _rows(spec)})
 

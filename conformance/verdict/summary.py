@@ -26,10 +26,9 @@ _HEADLINES = {
 
 
 def shipped_contract() -> str:
-    """The rendered contract this installation carries, as a file URL: the default target of every
-    requirement link in a summary or a matrix, so that none is dead where it was made (a wheel ships
-    docs/ under conformance/_data, a checkout has it beside the package). To link elsewhere, e.g.
-    to the contract as published with the project, pass --docs-url."""
+    """The rendered contract this installation carries, as a file URL (a wheel ships docs/ under
+    conformance/_data, a checkout has it beside the package): where a summary's or a matrix's
+    links point when no published contract is known, :func:`published_contract`."""
     for docs in (PACKAGE / "_data" / "docs", PACKAGE.parent / "docs"):
         if (docs / "contract.md").is_file():
             return (docs / "contract.md").as_uri()
@@ -42,9 +41,9 @@ def shipped_contract() -> str:
 def published_contract() -> str:
     """The contract as published with this version of the suite: its docs/ in the project's Source
     repository (the package's metadata, pyproject.toml [project.urls]) at the version's tag. The
-    default target of a summary's links, since a summary is read elsewhere (a CI step summary) and a
-    file URL into the machine's venv would be dead there and name the machine; without metadata (a
-    bare source tree) the shipped contract, :func:`shipped_contract`."""
+    default target of a summary's and a matrix's links, since both are read elsewhere (a CI step
+    summary, an uploaded artefact) and a file URL into the machine's venv would be dead there and
+    name the machine; without metadata (a bare source tree) the shipped contract, :func:`shipped_contract`."""
     try:
         meta = metadata.metadata("subagent-conformance")
     except metadata.PackageNotFoundError:
