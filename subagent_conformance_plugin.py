@@ -15,6 +15,7 @@ package cannot hide it: pytest starts, and a run that gives the suite's options 
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 from pathlib import Path
@@ -160,10 +161,55 @@ def _portable_args(config: pytest.Config) -> None:
             config.args[i] = f"{_HERE / target}{sep}{rest}"
 
 
+_PARSER = pytest.StashKey[pytest.Parser]()
+_ASKED = pytest.StashKey[bool]()
+
+
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser) -> None:
+    early_config.stash[_PARSER] = parser  # for _cache_outside, before any ini value is read
+
+
+def _asked(config: pytest.Config) -> bool:
+    """Whether this run asks for the suite (decided once: the paths the suite's node ids name made real)."""
+    if _ASKED not in config.stash:
+        _portable_args(config)
+        config.stash[_ASKED] = reaches_suite(config)
+    return config.stash[_ASKED]
+
+
+def _cache_outside(config: pytest.Config) -> None:
+    """pytest's own cache (``--lf``, ``--ff``) under the suite's cache folder, one per rootdir, not
+    ``.pytest_cache`` in the folder the run started from: a guest writes nothing there. The default
+    of ``cache_dir`` changes, so a ``cache_dir`` of the user's ini file or ``-o cache_dir=`` still
+    wins, and a run that does not ask for the suite keeps pytest's.
+
+    No public API sets an ini value, and ``config.inicfg`` is deprecated; re-registering the ini
+    key with :meth:`pytest.Parser.addini` (public) before the cache provider reads it
+    (its pytest_configure) does. Should pytest refuse the re-registration or read ``cache_dir``
+    earlier, the cache lands in the run's folder again and tests/test_guest.py fails: loudly in
+    the suite's own tests, never in a user's run."""
+    parser = config.stash.get(_PARSER, None)
+    if parser is None or not config.pluginmanager.hasplugin("cacheprovider"):
+        return  # -p no:cacheprovider: nothing is written anyway
+    from conformance.spec.cache import cache_dir  # the suite's own package: _shadow() is None here
+
+    rootdir = hashlib.sha256(str(config.rootpath).encode()).hexdigest()[:16]
+    try:
+        parser.addini("cache_dir", "Cache directory path", default=str(cache_dir() / "pytest" / rootdir))
+    except ValueError:
+        return
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Before any plugin is configured: where pytest's cache goes when the suite is asked."""
+    if _asked(config) and _shadow() is None:
+        _cache_outside(config)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    _portable_args(config)
-    if not reaches_suite(config):
+    if not _asked(config):
         given = _given(config)
         if given:
             shadow = _shadow()
