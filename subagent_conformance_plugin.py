@@ -4,9 +4,10 @@ Installed into a harness author's venv, this module is loaded by every pytest ru
 does nothing but declare the suite's options (``--impl`` and the rest, so that they can be
 typed) and decide whether the run asked for the suite: an argument reaching its tests (the
 ``conformance`` package, or this project's own ``tests/`` in a checkout) or one of its options.
-Only then is ``conformance.plugin`` imported and registered; otherwise no module of the suite is
-imported, and the run's tests, outcomes, header, fixtures, markers and Hypothesis settings are
-what they would be without it.
+Only then is ``conformance.plugin`` imported and registered (and pytest's cache kept out of the
+folder the run started from, ``_cache_outside``); otherwise no module of the suite is imported,
+and the run's tests, outcomes, header, fixtures, markers, Hypothesis settings and cache are what
+they would be without it.
 
 The module is top-level and uniquely named so that a project's own top-level ``conformance``
 package cannot hide it: pytest starts, and a run that gives the suite's options but reaches a
