@@ -33,6 +33,9 @@ MAPPING_TABLE = {"codex": "variants", "claude-code": "result_classification"}
 UNION_VOCABULARY = {"codex": "codex.variant", "claude-code": "claude-code.result_subtype"}
 """The vocabulary holding each product's whole official union."""
 
+WIRE_DECISION = "each wire difference from the nearest shipped version"
+"""How the decision line on wire differences starts (release day replaces it by one line per new fact)."""
+
 _VERSION_WORD = re.compile(r"\d+\.\d+\.\d+")
 
 
@@ -268,7 +271,7 @@ def decisions(entry: Json, notes: list[str], removed: tuple[str, ...] = (), late
         out.append(
             f"the catch-all member {json.dumps(union['catch_all']['schema'])}: the category of a value only it matches"
         )
-    out.append("each wire difference from the nearest shipped version (wire.<key>), shown by a recording or run")
+    out.append(WIRE_DECISION + " (wire.<key>), shown by a recording or run")
     out.append("the sources of each decision (a seed statement, a product artefact, a recording)")
     return out
 

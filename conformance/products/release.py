@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import conformance
-from conformance.products.draft import MAPPING_TABLE, catch_all_label
+from conformance.products.draft import MAPPING_TABLE, WIRE_DECISION, catch_all_label
 from conformance.products.packages import Installed, install
-from conformance.products.release_wire import record_and_compare
+from conformance.products.recordings import Case, load_cases
+from conformance.products.release_wire import Fresh, reader, record_and_compare, recorder
 from conformance.products.upgrade import (
     _COMMENTS,
     CLAUDE_TYPES_FILE,
@@ -34,6 +35,7 @@ from conformance.products.upgrade import (
     package,
     read_unions,
 )
+from conformance.products.wire_facts import carry_wire, observed
 from conformance.spec import Spec
 from conformance.spec.crosscheck import is_placeholder
 from conformance.spec.releases import covered_neighbours, verified_entry
@@ -191,9 +193,11 @@ def release_check(
     root: Path | None = None,
     log: Callable[[str], None] = lambda _: None,
     source: Path | None = None,
+    recordings: Path | None = None,
 ) -> tuple[Json, Json | None, Json | None]:
     """The report of a release the spec does not cover, its product-versions entry when it is
-    equivalent to a covered neighbour, else its draft ``versions`` entry."""
+    equivalent to a covered neighbour, else its draft ``versions`` entry. Its wire is checked
+    when it is installed (its cases recorded) or ``recordings`` holds its recordings."""
     version, unions, product_version, installed = read_unions(spec, product, version, root, log, source)
     area = spec.areas[product]
     neighbours = [n for n in covered_neighbours(area, version) if n is not None]
@@ -207,23 +211,32 @@ def release_check(
     report = {**base, "covered_neighbours": neighbours, "compared": compared}
     unread: list[Json] = []
     wire: list[Json] | None = None
-    if installed is not None:  # online: the wire too, against each neighbour whose unions are equal, in turn
+    fresh = _fresh(spec, product, version, installed, recordings)
+    taken: dict[str, Json] | None = None  # the release's recordings, by case
+    if fresh is not None:  # the wire too, against each neighbour whose unions are equal, in turn
         equivalent = None
         for near in equal:
-            theirs = _unread_of(product, install(product, package(spec, product), near, root, log)[0])
-            unread = unread_changes(product, theirs, _unread_of(product, installed))
+            if installed is not None:
+                theirs = _unread_of(product, install(product, package(spec, product), near, root, log)[0])
+                unread = unread_changes(product, theirs, _unread_of(product, installed))
             recorded = (area.entry_for(near) or area.versions[0]).recorded  # the neighbour range's recordings
-            wire = record_and_compare(spec.at({product: near}), product, recorded or near, installed, log, fact)
+            wire, taken = record_and_compare(spec.at({product: near}), product, recorded or near, fresh, log, fact)
             if all(w["reading_equal"] for w in wire):
                 equivalent = near
                 break
+        if equivalent is None and taken is None and neighbours:  # a draft: its wire facts, against its base
+            base_entry = area.entry_for(base["nearest"]) or area.versions[0]
+            at = spec.at({product: base["nearest"]})
+            wire, taken = record_and_compare(at, product, base_entry.recorded or base["nearest"], fresh, log, fact)
     report["unread_changes"] = unread
     report["wire"] = "not checked" if wire is None else wire
     report["equivalent_to"] = equivalent
     report["equal"] = equivalent is not None
     if equivalent is not None:
         evidence = {
-            "source": f"{report['package']}@{version} installed" if installed else f"--from {source}",
+            "source": f"{report['package']}@{version} installed"
+            if installed
+            else f"--from {source}" + (f" --recordings {recordings}" if recordings else ""),
             "suite": conformance.__version__,
             "spec_version": spec.version,
             "neighbours": {
@@ -248,8 +261,44 @@ def release_check(
         if line.split(":", 1)[0] not in done
         and not (line.startswith("the catch-all member") and "the catch-all" in done)
     ]
+    if taken is not None:  # the wire facts its recordings show, carried where another range decided them
+        facts = observed(spec, product, _cases(spec, product), taken)
+        said = carry_wire(spec, product, base["nearest"], version, facts, draft)
+        carried += [line for line in said if not line.startswith("open: ")]
+        report["decisions"] = [
+            *(line for line in report["decisions"] if not line.startswith(WIRE_DECISION)),
+            *(line.removeprefix("open: ") for line in said if line.startswith("open: ")),
+        ]
     report["carried"] = carried
     return report, None, draft
+
+
+def _cases(spec: Spec, product: str) -> list[Case]:
+    return [c for c in load_cases(spec) if c.product == product]
+
+
+def _fresh(
+    spec: Spec, product: str, version: str, installed: Installed | None, recordings: Path | None
+) -> Fresh | None:
+    """Where the release's recordings come from: recorded (installed), read (``recordings``), or
+    nowhere (offline without them: the wire is not checked); each case taken once."""
+    source = (
+        recorder(spec, installed)
+        if installed is not None
+        else reader(spec, recordings, version)
+        if recordings
+        else None
+    )
+    if source is None:
+        return None
+    taken: dict[str, Json | None] = {}
+
+    def fresh(case: Case) -> Json | None:
+        if case.name not in taken:
+            taken[case.name] = source(case)
+        return taken[case.name]
+
+    return fresh
 
 
 def _unread_of(product: str, installed: Installed) -> dict[str, list[str]]:

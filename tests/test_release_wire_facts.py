@@ -1,0 +1,136 @@
+"""Release day's wire facts (issue #31 item 3): a draft carries every decision the spec already
+took for the same wire fact in another range, with that range as evidence, so only new wire
+facts stay open. Offline through the public CLI: the release's unions from a schema excerpt
+(--from), its recordings (--recordings) the committed ones of a real release, relabelled as the
+release's, edited where a test makes a fact no range has."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from conformance.cli import main
+from conformance.products.draft import is_placeholder
+from conformance.spec.resources import fixtures_dir
+from tests.test_release_day import _codex_schema
+
+NEW = "quotaWarning"  # a member no range has: the union differs from both neighbours, so a draft is written
+
+
+def _recordings(tmp_path: Path, release: str, of: str, edit: dict[str, tuple[str, str]] | None = None) -> Path:
+    """The committed Codex recordings of ``of`` as ``release``'s, ``edit`` (case -> (old, new)
+    text) applied: what `products record --version RELEASE --output DIR` would have written."""
+    root = tmp_path / "recordings"
+    folder = root / "codex" / release
+    shutil.copytree(fixtures_dir() / "recordings" / "codex" / of, folder)
+    for file in folder.glob("*.json"):
+        text = file.read_text(encoding="utf-8").replace(f'"version": "{of}"', f'"version": "{release}"')
+        old, new = (edit or {}).get(file.stem, ("", ""))
+        assert old in text
+        file.write_text(text.replace(old, new) if old else text, encoding="utf-8")
+    return root
+
+
+def _gate(tmp_path: Path, release: str, members: tuple[str, ...], recordings: Path) -> Path:
+    source = _codex_schema(tmp_path, "0.147.0", *members, NEW)
+    draft = tmp_path / "d.yaml"
+    argv = ["upgrade-check", "--product", "codex", "--version", release, "--from", str(source)]
+    assert main([*argv, "--recordings", str(recordings), "--draft", str(draft), "--json"]) == 1
+    return draft
+
+
+def _decision(draft: Any, about: str) -> Any:
+    return next(d for d in draft["decisions"] if isinstance(d, dict) and d["about"] == about)
+
+
+def _shipped_decision(version: str, about: str) -> Any:
+    entries = yaml.safe_load((Path(__file__).parents[1] / "spec" / "codex.yaml").read_text(encoding="utf-8"))
+    [entry] = [e for e in entries["versions"] if e["version"] == version]
+    return next(d for d in entry["decisions"] if d["about"] == about)
+
+
+@pytest.mark.parametrize(
+    ("release", "members", "like", "about", "fact"),
+    [
+        (  # between 0.150.1 and 0.151.0, recorded as 0.151.0 writes: misalignment null on every turn error
+            "0.150.2",
+            ("misalignmentPolicyViolation", "rateLimitExceeded"),
+            "0.151.0",
+            "turn_error",
+            {"turn_error": {"misalignment": None}},
+        ),
+        (  # between 0.157.1 and 0.158.0, recorded as 0.158.0 writes: the 401 as httpConnectionFailed
+            "0.157.2",
+            ("misalignmentPolicyViolation", "rateLimitExceeded", "flexUnavailable"),
+            "0.158.0",
+            "failures",
+            {"failures": {"http-401": {"httpConnectionFailed": {"httpStatusCode": 401}}}},
+        ),
+    ],
+    ids=["turn_error-from-0.151.0", "http-401-from-0.158.0"],
+)
+def test_a_wire_fact_another_range_decided_is_carried_with_that_range_as_evidence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], release: str, members: tuple[str, ...], like: str,
+    about: str, fact: Any,
+) -> None:  # fmt: skip
+    draft_path = _gate(tmp_path, release, members, _recordings(tmp_path, release, like))
+    report = json.loads(capsys.readouterr().out)
+    assert f"wire.{about} (as {like} decided)" in report["carried"], report["carried"]
+    assert not any(line.startswith("each wire difference") for line in report["decisions"]), report["decisions"]
+    assert not any(line.startswith("wire.") for line in report["decisions"]), report["decisions"]
+    [draft] = yaml.safe_load(draft_path.read_text(encoding="utf-8"))
+    assert draft["wire"] == fact  # only what differs from the neighbour below; nothing open
+    assert not any(is_placeholder(k) for k in draft["wire"])
+    carried = _decision(draft, f"wire.{about}")
+    shipped = _shipped_decision(like, f"wire.{about}")
+    assert carried["decision"] == shipped["decision"]
+    assert carried["sources"][: len(shipped["sources"])] == shipped["sources"]
+    evidence = [s["product"] for s in carried["sources"][len(shipped["sources"]) :]]
+    assert any(f"recordings of {release}" in e for e in evidence)
+    assert any(f"spec entry {like} (range {like}" in e for e in evidence), evidence
+    assert not any(
+        isinstance(d, str) or (d["about"].startswith("wire.") and is_placeholder(d["decision"]))
+        for d in draft["decisions"]
+    )
+
+
+def test_a_wire_fact_no_range_decided_stays_open_beside_the_carried_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Recorded as 0.151.0 writes, except that the 400 comes back as httpConnectionFailed with its
+    status, which no range records: turn_error is carried, failures.http-400 is left open."""
+    edit = {
+        "http-400": ('"codexErrorInfo": "other"', '"codexErrorInfo": {"httpConnectionFailed": {"httpStatusCode": 400}}')
+    }
+    recordings = _recordings(tmp_path, "0.150.2", "0.151.0", edit)
+    draft_path = _gate(tmp_path, "0.150.2", ("misalignmentPolicyViolation", "rateLimitExceeded"), recordings)
+    report = json.loads(capsys.readouterr().out)
+    assert "wire.turn_error (as 0.151.0 decided)" in report["carried"]
+    assert not any(c.startswith("wire.failures") for c in report["carried"])
+    [line] = [d for d in report["decisions"] if d.startswith("wire.")]
+    assert line.startswith("wire.failures: 0.150.2 records failures.http-400 = ") and '"other"' in line
+    [draft] = yaml.safe_load(draft_path.read_text(encoding="utf-8"))
+    assert draft["wire"]["failures"] == {"http-400": {"httpConnectionFailed": {"httpStatusCode": 400}}}
+    opened = _decision(draft, "wire.failures")
+    assert is_placeholder(opened["decision"]) and is_placeholder(opened["sources"][-1])
+    assert not is_placeholder(_decision(draft, "wire.turn_error")["decision"])
+
+
+def test_without_recordings_the_wire_stays_one_open_decision(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Offline with --from alone the wire is not checked: nothing is carried that no recording showed."""
+    source = _codex_schema(tmp_path, "0.147.0", "misalignmentPolicyViolation", "rateLimitExceeded", NEW)
+    draft = tmp_path / "d.yaml"
+    argv = ["upgrade-check", "--product", "codex", "--version", "0.150.2", "--from", str(source), "--json"]
+    assert main([*argv, "--draft", str(draft)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["wire"] == "not checked" and not any(c.startswith("wire.") for c in report["carried"])
+    assert any(line.startswith("each wire difference") for line in report["decisions"])
+    [entry] = yaml.safe_load(draft.read_text(encoding="utf-8"))
+    assert all(is_placeholder(k) for k in entry["wire"])
