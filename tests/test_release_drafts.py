@@ -1,4 +1,4 @@
-"""Release day's wire facts (issue #31 item 3): a draft carries every decision the spec already
+"""Release day's drafts (issue #31 item 3). A draft carries every decision the spec already
 took for the same wire fact in another range, with that range as evidence, so only new wire
 facts stay open. Offline through the public CLI: the release's unions from a schema excerpt
 (--from), its recordings (--recordings) the committed ones of a real release, relabelled as the
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,13 @@ import pytest
 import yaml
 
 from conformance.cli import main
-from conformance.products.draft import is_placeholder
+from conformance.products.recordings import load_recording, recording_file
+from conformance.spec import load_spec
+from conformance.spec.model import ProductVersion
+from conformance.spec.crosscheck import is_placeholder
 from conformance.spec.resources import fixtures_dir
 from tests.test_release_day import _codex_schema
+from tests.test_upgrade_gate import DATA
 
 NEW = "quotaWarning"  # a member no range has: the union differs from both neighbours, so a draft is written
 
@@ -134,3 +139,44 @@ def test_without_recordings_the_wire_stays_one_open_decision(
     assert any(line.startswith("each wire difference") for line in report["decisions"])
     [entry] = yaml.safe_load(draft.read_text(encoding="utf-8"))
     assert all(is_placeholder(k) for k in entry["wire"])
+
+
+# ---- a draft's product_version, in the form the shipped entries use
+
+
+def test_an_online_draft_writes_product_version_as_the_shipped_entries_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Claude Code: the release installed (a fake npm) prints `2.1.400 (Claude Code)`; the draft's
+    product_version is the shipped entries' `2.1.{patch}`, which gives the printed version back
+    for the release, so a filled-in draft needs no edit there."""
+    declarations = tmp_path / "sdk.d.ts"
+    original = (DATA / "claude-agent-sdk-0.3.332.d.ts").read_text(encoding="utf-8")
+    declarations.write_text(
+        original.replace("'error_max_budget_usd' |", "'error_max_budget_usd' | 'error_startup_failure' |"),
+        encoding="utf-8",
+    )
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    npm = bin_dir / "npm"
+    npm.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{DATA.parent / "fake_npm.py"}" "$@"\n', encoding="utf-8")
+    npm.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("FAKE_NPM_LOG", str(tmp_path / "npm.log"))
+    monkeypatch.setenv("FAKE_NPM_DTS", f"0.3.400={declarations}")
+    monkeypatch.setenv("FAKE_NPM_PRINTS", "0.3.400=2.1.400 (Claude Code)")
+    at = load_spec().at({"claude-code": "0.3.332"})
+
+    def record_case(spec: Any, case: Any, installed: Any, folder: Path, timeout: float = 60.0) -> Any:
+        path = recording_file("claude-code", "0.3.332", case.name, fixtures_dir() / "recordings")
+        return {**load_recording(at, path), "version": installed.version}
+
+    monkeypatch.setattr("conformance.products.recorder.record_case", record_case)
+    argv = ["upgrade-check", "--product", "claude-code", "--version", "0.3.400", "--cache-dir", str(tmp_path / "c")]
+    assert main([*argv, "--draft", str(tmp_path / "d.yaml")]) == 1
+    capsys.readouterr()
+    [draft] = yaml.safe_load((tmp_path / "d.yaml").read_text(encoding="utf-8"))
+    forms = {e.product_version for e in load_spec().areas["claude-code"].versions}
+    assert draft["product_version"] == "2.1.{patch}" and forms == {"2.1.{patch}"}
+    entry = ProductVersion("0.3.400", product_version=draft["product_version"])
+    assert entry.product_of("0.3.400") == "2.1.400"
