@@ -18,8 +18,8 @@ import yaml
 from conformance.cli import main
 from conformance.products.recordings import load_recording, recording_file
 from conformance.spec import load_spec
-from conformance.spec.model import ProductVersion
 from conformance.spec.crosscheck import is_placeholder
+from conformance.spec.model import ProductVersion
 from conformance.spec.resources import fixtures_dir
 from tests.test_release_day import _codex_schema
 from tests.test_upgrade_gate import DATA
