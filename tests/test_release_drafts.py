@@ -17,7 +17,9 @@ import yaml
 
 from conformance.cli import main
 from conformance.products.recordings import load_recording, recording_file
-from conformance.spec import load_spec
+from conformance.products.release import classifier
+from conformance.products.release_wire import compare_recordings
+from conformance.spec import load_spec, schema_validator
 from conformance.spec.crosscheck import is_placeholder
 from conformance.spec.model import ProductVersion
 from conformance.spec.resources import fixtures_dir
@@ -59,6 +61,7 @@ def _shipped_decision(version: str, about: str) -> Any:
     return next(d for d in entry["decisions"] if d["about"] == about)
 
 
+@pytest.mark.requirement("REL-002")
 @pytest.mark.parametrize(
     ("release", "members", "like", "about", "fact"),
     [
@@ -85,6 +88,10 @@ def test_a_wire_fact_another_range_decided_is_carried_with_that_range_as_evidenc
 ) -> None:  # fmt: skip
     draft_path = _gate(tmp_path, release, members, _recordings(tmp_path, release, like))
     report = json.loads(capsys.readouterr().out)
+    validator = schema_validator(load_spec().root, "real-products")
+    validator.evolve(schema={"$ref": "urn:subagent-conformance:spec:real-products#/$defs/upgrade_check"}).validate(
+        report
+    )
     assert f"wire.{about} (as {like} decided)" in report["carried"], report["carried"]
     assert not any(line.startswith("each wire difference") for line in report["decisions"]), report["decisions"]
     assert not any(line.startswith("wire.") for line in report["decisions"]), report["decisions"]
@@ -104,6 +111,7 @@ def test_a_wire_fact_another_range_decided_is_carried_with_that_range_as_evidenc
     )
 
 
+@pytest.mark.requirement("REL-002")
 def test_a_wire_fact_no_range_decided_stays_open_beside_the_carried_ones(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -144,6 +152,7 @@ def test_without_recordings_the_wire_stays_one_open_decision(
 # ---- a draft's product_version, in the form the shipped entries use
 
 
+@pytest.mark.requirement("REL-002")
 def test_an_online_draft_writes_product_version_as_the_shipped_entries_do(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -180,3 +189,30 @@ def test_an_online_draft_writes_product_version_as_the_shipped_entries_do(
     assert draft["product_version"] == "2.1.{patch}" and forms == {"2.1.{patch}"}
     entry = ProductVersion("0.3.400", product_version=draft["product_version"])
     assert entry.product_of("0.3.400") == "2.1.400"
+
+
+# ---- the classification is spec data (table releases.facts), and the gate reads it
+
+
+@pytest.mark.requirement("REL-001")
+def test_the_gate_reads_its_classification_from_the_spec(tmp_path: Path) -> None:
+    """A spec whose table releases.facts says a result's written_at is read: the same recordings
+    then show a read change, which the shipped table says is not read."""
+    shutil.copytree(load_spec().root, tmp_path / "spec")
+    file = tmp_path / "spec" / "releases.yaml"
+    text = file.read_text(encoding="utf-8")
+    row = 'name: "result written_at", read: false'
+    assert row in text
+    file.write_text(text.replace(row, 'name: "result written_at", read: true'), encoding="utf-8")
+    results = []
+    for spec in (load_spec(), load_spec(tmp_path / "spec")):
+        at = spec.at({"claude-code": "0.3.332"})
+        old = load_recording(at, recording_file("claude-code", "0.3.332", "answer", fixtures_dir() / "recordings"))
+        new = json.loads(json.dumps(old))
+        for item in new["wire"]:
+            for key in ("stdout", "message"):
+                if isinstance(item.get(key), dict) and item[key].get("type") == "result":
+                    item[key]["written_at"] = "2026-12-02T00:00:00Z"
+        compared = compare_recordings(at, "claude-code", "answer", old, new, classifier(at))
+        results.append({c["read"] for c in compared["changes"]})
+    assert results == [{False}, {True}]

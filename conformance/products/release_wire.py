@@ -4,7 +4,7 @@ neighbour's, read as the contract reads them (conformance/products/release.py ru
 What the contract reads of a recording is what the spec's reading of it gives: for Codex the
 terminal turn's status and codexErrorInfo, for Claude Code the result the classification gives
 its messages. Beside it, every field path a kind of message gained or lost is named, classified
-by release.FACTS where it has a row (``written_at`` is not read), else read exactly when the
+by table releases.facts (spec/releases.yaml) where it has a row (``written_at`` is not read), else read exactly when the
 reading of the case changed.
 """
 
@@ -73,7 +73,7 @@ def shapes(product: str, recording: Json) -> dict[str, set[str]]:
 
 def compare_recordings(spec: Spec, product: str, case: str, old: Json, new: Json, fact: Classify) -> Json:
     """One case's recording at the release against the neighbour's: the contract's reading of
-    each, and every field path a kind of message gained or lost, classified by :data:`FACTS`."""
+    each, and every field path a kind of message gained or lost, classified by table releases.facts."""
     before, after = reading(spec, product, old), reading(spec, product, new)
     same = before == after
     old_shapes, new_shapes = shapes(product, old), shapes(product, new)
