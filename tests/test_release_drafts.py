@@ -216,3 +216,38 @@ def test_the_gate_reads_its_classification_from_the_spec(tmp_path: Path) -> None
         compared = compare_recordings(at, "claude-code", "answer", old, new, classifier(at))
         results.append({c["read"] for c in compared["changes"]})
     assert results == [{False}, {True}]
+
+
+@pytest.mark.requirement("REL-002")
+def test_a_claude_code_wire_fact_is_carried_from_the_range_that_decided_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An SDK release inside the base range (0.3.230, never published) adding a result subtype,
+    recorded as 0.3.332 writes: its start-up failure result (wire.startup_failure_results) is the
+    fact range 0.3.274 decided, so its decision is carried; only the new subtype is left open."""
+    release = "0.3.230"
+    folder = tmp_path / "recordings" / "claude-code" / release
+    shutil.copytree(fixtures_dir() / "recordings" / "claude-code" / "0.3.332", folder)
+    for file in folder.glob("*.json"):
+        text = file.read_text(encoding="utf-8")
+        file.write_text(text.replace('"version": "0.3.332"', f'"version": "{release}"'), encoding="utf-8")
+    declarations = tmp_path / "sdk.d.ts"
+    original = (DATA / "claude-agent-sdk-0.3.332.d.ts").read_text(encoding="utf-8")
+    declarations.write_text(
+        original.replace("'error_max_budget_usd' |", "'error_max_budget_usd' | 'error_startup_failure' |"),
+        encoding="utf-8",
+    )
+    draft_path = tmp_path / "d.yaml"
+    argv = ["upgrade-check", "--product", "claude-code", "--version", release, "--from", str(declarations)]
+    argv += ["--recordings", str(tmp_path / "recordings"), "--draft", str(draft_path), "--json"]
+    assert main(argv) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert "wire.startup_failure_results (as 0.3.274 decided)" in report["carried"], report["carried"]
+    assert not any(line.startswith("wire.") for line in report["decisions"]), report["decisions"]
+    [draft] = yaml.safe_load(draft_path.read_text(encoding="utf-8"))
+    shipped = next(e for e in load_spec().areas["claude-code"].versions if e.version == "0.3.274")
+    assert draft["wire"] == shipped.wire
+    carried = _decision(draft, "wire.startup_failure_results")
+    assert carried["decision"] == shipped.decisions[0]["decision"]
+    assert any("spec entry 0.3.274 (range 0.3.274" in s.get("product", "") for s in carried["sources"])
+    assert is_placeholder(_decision(draft, "error_startup_failure")["decision"])
