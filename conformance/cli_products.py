@@ -247,8 +247,9 @@ def add_product_commands(commands: Any) -> None:
         type=Path,
         default=None,
         metavar="DIR",
-        help="with --from, for a release the spec does not cover: its recordings, laid out as fixtures/recordings "
-        "(`products record --version V --output DIR` writes them), compared with the neighbour's as online",
+        help="for a release the spec does not cover: read its recordings from DIR, laid out as fixtures/recordings "
+        "(`products record --version V --output DIR` writes them), instead of recording its cases; with --from, "
+        "the wire is then checked offline",
     )
     gate.add_argument(
         "--write-versions",

@@ -251,3 +251,23 @@ def test_a_claude_code_wire_fact_is_carried_from_the_range_that_decided_it(
     assert carried["decision"] == shipped.decisions[0]["decision"]
     assert any("spec entry 0.3.274 (range 0.3.274" in s.get("product", "") for s in carried["sources"])
     assert is_placeholder(_decision(draft, "error_startup_failure")["decision"])
+
+
+@pytest.mark.requirement("REL-001")
+def test_recordings_given_offline_check_the_wire_of_an_equivalent_release(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A release whose unions are 0.151.0's, recorded as 0.151.0 writes: equivalent to 0.151.0,
+    and FILE says the wire was checked, from the recordings given."""
+    recordings = _recordings(tmp_path, "0.150.2", "0.151.0")
+    source = _codex_schema(tmp_path, "0.147.0", "misalignmentPolicyViolation", "rateLimitExceeded")
+    file = tmp_path / "versions.json"
+    argv = ["upgrade-check", "--product", "codex", "--version", "0.150.2", "--from", str(source)]
+    assert main([*argv, "--recordings", str(recordings), "--write-versions", str(file)]) == 0
+    assert "EQUIVALENT: nothing the contract reads changed; 0.150.2 is tested as 0.151.0" in capsys.readouterr().out
+    document = json.loads(file.read_text(encoding="utf-8"))
+    schema_validator(load_spec().root, "product-versions").validate(document)
+    [entry] = document["verified"]
+    assert (entry["equivalent_to"], entry["wire"]) == ("0.151.0", "checked")
+    assert f"its recordings read from {recordings}" in entry["evidence"]["source"]
+    assert {c["case"] for c in entry["evidence"]["wire"]} >= {"http-401", "answer"}

@@ -189,7 +189,7 @@ def release_check(
 ) -> tuple[Json, Json | None, Json | None]:
     """The report of a release the spec does not cover, its product-versions entry when it is
     equivalent to a covered neighbour, else its draft ``versions`` entry. Its wire is checked
-    when it is installed (its cases recorded) or ``recordings`` holds its recordings."""
+    when ``recordings`` holds its recordings or it is installed (its cases recorded)."""
     version, unions, product_version, installed = read_unions(spec, product, version, root, log, source)
     area = spec.areas[product]
     neighbours = [n for n in covered_neighbours(area, version) if n is not None]
@@ -230,9 +230,8 @@ def release_check(
     report["equal"] = equivalent is not None
     if equivalent is not None:
         evidence = {
-            "source": f"{report['package']}@{version} installed"
-            if installed
-            else f"--from {source}" + (f" --recordings {recordings}" if recordings else ""),
+            "source": (f"{report['package']}@{version} installed" if installed else f"--from {source}")
+            + (f", its recordings read from {recordings}" if recordings else ""),
             "suite": conformance.__version__,
             "spec_version": spec.version,
             "neighbours": {
@@ -276,16 +275,13 @@ def _cases(spec: Spec, product: str) -> list[Case]:
 def _fresh(
     spec: Spec, product: str, version: str, installed: Installed | None, recordings: Path | None
 ) -> Fresh | None:
-    """Where the release's recordings come from: recorded (installed), read (``recordings``), or
+    """Where the release's recordings come from: read (``recordings``), recorded (installed), or
     nowhere (offline without them: the wire is not checked); each case taken once."""
-    source = (
-        recorder(spec, installed)
-        if installed is not None
-        else reader(spec, recordings, version)
-        if recordings
-        else None
-    )
-    if source is None:
+    if recordings is not None:
+        source = reader(spec, recordings, version)
+    elif installed is not None:
+        source = recorder(spec, installed)
+    else:
         return None
     taken: dict[str, Json | None] = {}
 
