@@ -271,3 +271,16 @@ def test_recordings_given_offline_check_the_wire_of_an_equivalent_release(
     assert (entry["equivalent_to"], entry["wire"]) == ("0.151.0", "checked")
     assert f"its recordings read from {recordings}" in entry["evidence"]["source"]
     assert {c["case"] for c in entry["evidence"]["wire"]} >= {"http-401", "answer"}
+
+
+@pytest.mark.requirement("REL-002")
+def test_a_wire_fact_the_recordings_no_longer_show_is_left_to_the_maintainers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After 0.157.1 (range 0.151.0: misalignment null on every turn error), a release recorded as
+    0.150.1 writes, without the field: the draft cannot say a fact went away, so it is a decision."""
+    members = ("misalignmentPolicyViolation", "rateLimitExceeded")
+    _gate(tmp_path, "0.157.2", members, _recordings(tmp_path, "0.157.2", "0.150.1"))
+    report = json.loads(capsys.readouterr().out)
+    [line] = [d for d in report["decisions"] if d.startswith("wire.")]
+    assert line.startswith("wire.turn_error.misalignment: 0.157.1 has it (null), 0.157.2's recordings do not")

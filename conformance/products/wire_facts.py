@@ -34,9 +34,14 @@ _RESULT_FIELDS = ("type", "subtype", "is_error", "startup_failure_reason")
 """What a start-up failure result's wire fact records of the result message."""
 
 
-def observed(spec: Spec, product: str, cases: list[Case], recordings: Mapping[str, Json]) -> dict[Fact, Json]:
-    """The wire facts the recordings of a release show, by case name (a case not recorded shows none)."""
+def observed(
+    spec: Spec, product: str, cases: list[Case], recordings: Mapping[str, Json]
+) -> tuple[dict[Fact, Json], set[str]]:
+    """The wire facts the recordings of a release show (by case name; a case not recorded shows
+    none), and the ``wire`` keys whose every fact they would show (so a fact of such a key they
+    lack went away)."""
     facts: dict[Fact, Json] = {}
+    seen: set[str] = set()
     failures = {sub for e in spec.areas[product].versions for sub in (e.wire.get("failures") or {})}
     for case in cases:
         recording = recordings.get(case.name)
@@ -46,8 +51,10 @@ def observed(spec: Spec, product: str, cases: list[Case], recordings: Mapping[st
             error = (codex_terminal(codex_scenario(recording)) or {}).get("error") or {}
             if case.name in failures:
                 facts["failures", case.name] = error.get("codexErrorInfo")
+            seen |= {"turn_error"} if error else set()
             facts |= {("turn_error", k): v for k, v in error.items() if k not in BASE_TURN_ERROR}
             continue
+        seen |= {"startup_failure_results"} if case.env else set()
         for item in recording["wire"]:
             message = item.get("message")
             if isinstance(message, dict) and message.get("type") == "result" and message.get("startup_failure_reason"):
@@ -55,7 +62,7 @@ def observed(spec: Spec, product: str, cases: list[Case], recordings: Mapping[st
                     facts["startup_failure_results", "env"] = variable
                 reason = str(message["startup_failure_reason"])
                 facts["startup_failure_results", reason] = {k: message[k] for k in _RESULT_FIELDS if k in message}
-    return facts
+    return facts, seen
 
 
 def _leaves(wire: Mapping[str, Json]) -> dict[Fact, Json]:
@@ -71,13 +78,18 @@ def _same(a: Json, b: Json) -> bool:
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
-def carry_wire(spec: Spec, product: str, base: str, version: str, facts: dict[Fact, Json], draft: Json) -> list[str]:
+def carry_wire(
+    spec: Spec, product: str, base: str, version: str, recorded_facts: tuple[dict[Fact, Json], set[str]], draft: Json
+) -> list[str]:
     """Put into ``draft`` (a delta over covered ``base``) every fact of ``version`` that differs
     from ``base``'s wire: decided, with the decision of the entry whose own ``wire`` records the
     same value (the nearest after ``base`` first) and that range named as evidence; else open.
-    Returns what was carried and, as ``"open: ..."``, each new fact's decision line."""
+    Returns what was carried and, as ``"open: ..."``, the decision line of each new fact and of
+    each fact of ``base`` the recordings should show and do not."""
+    facts, seen = recorded_facts
     area = spec.areas[product]
     known = _leaves(spec.at({product: base}).areas[product].wire)
+    gone = [f for f in known if f[0] in seen and f not in facts]
     changed = {f: v for f, v in facts.items() if f not in known or not _same(known[f], v)}
     below = area.versions.index(area.entry_for(base) or area.versions[0])
     order = [*area.versions[below + 1 :], *reversed(area.versions[: below + 1])]
@@ -118,6 +130,11 @@ def carry_wire(spec: Spec, product: str, base: str, version: str, facts: dict[Fa
         said.append(
             f"open: wire.{key}: {version} records {shown} (at {base}: {was}); decide what the contract makes of it"
         )
+    said += [
+        f"open: wire.{key}.{sub}: {base} has it ({json.dumps(known[key, sub])}), {version}'s recordings do not; "
+        "a versions entry cannot say a fact went away: ask the maintainers"
+        for key, sub in gone
+    ]
     draft.pop("decisions", None)
     draft["decisions"] = decisions  # after wire, as the spec's entries order them
     return said
