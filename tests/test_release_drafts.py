@@ -284,3 +284,34 @@ def test_a_wire_fact_the_recordings_no_longer_show_is_left_to_the_maintainers(
     report = json.loads(capsys.readouterr().out)
     [line] = [d for d in report["decisions"] if d.startswith("wire.")]
     assert line.startswith("wire.turn_error.misalignment: 0.157.1 has it (null), 0.157.2's recordings do not")
+
+
+@pytest.mark.requirement("REL-001")
+@pytest.mark.parametrize(
+    ("row", "said"),
+    [
+        (
+            '{product: codex, kind: union, name: TurnError, read: true, why: "a union the gate does not compare"}',
+            "the gate compares no codex union 'TurnError'",
+        ),
+        (
+            '{product: codex, kind: union, name: CodexErrorInfo, read: false, why: "the same union a second time"}',
+            "a second row for codex union 'CodexErrorInfo'",
+        ),
+        ('{product: codex, kind: union, name: CodexErrorInfo, read: "yes", why: "not a boolean"}', "is not of type"),
+    ],
+    ids=["not-compared", "twice", "not-a-boolean"],
+)
+def test_check_spec_names_a_wrong_row_of_the_facts_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], row: str, said: str
+) -> None:
+    shutil.copytree(load_spec().root, tmp_path / "spec")
+    for folder in ("scenarios", "recordings"):
+        shutil.copytree(fixtures_dir() / folder, tmp_path / "fixtures" / folder)
+    file = tmp_path / "spec" / "releases.yaml"
+    text = file.read_text(encoding="utf-8")
+    anchor = "    rows:\n"
+    file.write_text(text.replace(anchor, f"{anchor}      - {row}\n", 1), encoding="utf-8")
+    assert main(["--spec", str(tmp_path / "spec"), "check-spec"]) == 1
+    err = capsys.readouterr().err
+    assert "releases.yaml:" in err and said in err, err
