@@ -42,7 +42,11 @@ def test_a_recording_the_suite_lacks_is_a_gap_of_the_suite_never_the_adapters(
     shutil.copytree(fixtures_dir() / "recordings", folder)
     damage(folder)
     monkeypatch.setattr("conformance.products.recordings.recordings_dir", lambda: folder)
-    run = run_suite("-q", "--pyargs", "conformance.test_recordings", impl="reference_impl", report=True)
+    summary = tmp_path / "summary.md"
+    run = run_suite(
+        "-q", "--pyargs", "conformance.test_recordings", f"--conformance-summary={summary}",
+        impl="reference_impl", report=True,
+    )  # fmt: skip
     assert run.code == 1, run.tail
     schema_validator(load_spec().root, "report").validate(run.report)
     assert run.report["run"]["verdict"] == "incomplete" and not run.violated(), run.tail
@@ -59,3 +63,5 @@ def test_a_recording_the_suite_lacks_is_a_gap_of_the_suite_never_the_adapters(
     others = [t for t in run.report["tests"] if t is not test]
     assert others and all(t["outcome"] in ("passed", "not-applicable") for t in others), json.dumps(others)[:2000]
     assert said in run.output and command in run.output
+    shown = summary.read_text(encoding="utf-8")
+    assert "**run failed**" in shown.splitlines()[0] and said in shown, shown[:3000]  # incomplete, not violated
