@@ -156,7 +156,9 @@ def _upgrade_check(args: argparse.Namespace) -> int:
             report, _ = upgrade_check(spec, args.product, version, args.cache_dir, log, args.source)
             print(json.dumps(report, indent=2) if args.json else render(report))
             return 0 if report["equal"] else 1
-        report, entry, draft = release_check(spec, args.product, version, args.cache_dir, log, args.source)
+        report, entry, draft = release_check(
+            spec, args.product, version, args.cache_dir, log, args.source, args.recordings
+        )
         if entry is not None and args.write_versions is not None:
             write_product_versions(args.write_versions, entry)
             report["versions_file"] = str(args.write_versions)
@@ -239,6 +241,15 @@ def add_product_commands(commands: Any) -> None:
         metavar="PATH",
         help="read the official union from this generated schema folder (codex: `codex app-server "
         "generate-json-schema --out PATH`) or sdk.d.ts (claude-code) instead of installing the version",
+    )
+    gate.add_argument(
+        "--recordings",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="for a release the spec does not cover: read its recordings from DIR, laid out as fixtures/recordings "
+        "(`products record --version V --output DIR` writes them), instead of recording its cases; with --from, "
+        "the wire is then checked offline",
     )
     gate.add_argument(
         "--write-versions",

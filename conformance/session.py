@@ -29,6 +29,7 @@ from conformance.spec.resources import PACKAGE, nodeid_module_path, project_test
 from conformance.verdict import advisories, operations
 from conformance.verdict.blame import blamed_requirements, failure_records, printable, rule_requirements
 from conformance.verdict.expected_failures import ExpectedFailures
+from conformance.verdict.gaps import DATA_GAP_PROPERTY, data_gap
 from conformance.verdict.inert import terminal_safe
 from conformance.verdict.overclaim import CLAIMED_PROPERTY, claimed_pairs, over_claims, pairs_of
 from conformance.verdict.report import (
@@ -146,7 +147,11 @@ class ConformanceSession:
         if not ours(item):
             return report
         report.user_properties.append((CLAIMED_PROPERTY, claimed_pairs(item)))
-        if report.failed and call.excinfo is not None:
+        gap = data_gap(call.excinfo.value) if report.failed and call.excinfo is not None else None
+        if gap is not None:  # the suite's data lacks what the test needs: nothing is charged to the adapter
+            report.user_properties.append((DATA_GAP_PROPERTY, gap))
+            report.user_properties.append((BLAMED_PROPERTY, ""))
+        elif report.failed and call.excinfo is not None:
             exc = call.excinfo.value
             exact = blamed_requirements(exc)
             blamed = list(exact) if exact is not None else requirement_ids(item)

@@ -163,7 +163,26 @@ def _fixtures(spec: Spec, rows: _Rows) -> Iterator[Problem]:
             yield from exc.problems
 
 
-CHECKS: list[Check] = [_names, _selection, _results, _diagnostic, _fixtures]
+def _release_facts(spec: Spec, rows: _Rows) -> Iterator[Problem]:
+    """Table releases.facts (REL-001): a row per (product, kind, name), and a union it says is read
+    one the gate compares (a read union it does not compare would be a rule nothing applies)."""
+    from conformance.products.upgrade import READ_UNIONS
+
+    first: dict[tuple[str, str, str], int] = {}
+    for row, problem in rows.of("releases", "facts"):
+        key = (str(row["product"]), str(row["kind"]), str(row["name"]))
+        if key in first:
+            yield problem("name", f"a second row for {key[0]} {key[1]} {key[2]!r} (first at line {first[key]})")
+        first.setdefault(key, problem("name", "").line)
+        if key[1] == "union" and row["read"] and key[2] not in READ_UNIONS[key[0]]:
+            yield problem(
+                "name",
+                f"the gate compares no {key[0]} union {key[2]!r} (it reads {', '.join(READ_UNIONS[key[0]])}); "
+                "a union it does not read is compared only with read: false",
+            )
+
+
+CHECKS: list[Check] = [_names, _selection, _results, _diagnostic, _fixtures, _release_facts]
 
 
 def deep_problems(spec: Spec, fixtures: Path | None = None) -> list[Problem]:

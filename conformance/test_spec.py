@@ -37,6 +37,7 @@ def test_every_file_loads_and_validates(spec: Spec) -> None:
         "codex",
         "redaction",
         "adapter-protocol",
+        "releases",
     ]
 
 

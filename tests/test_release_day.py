@@ -20,7 +20,7 @@ import yaml
 from conformance.cli import main
 from conformance.products.draft import is_placeholder
 from conformance.products.recordings import load_recording, recording_file
-from conformance.products.release import FACTS, fact, unread_changes, unread_unions
+from conformance.products.release import classifier, facts, unread_changes, unread_unions
 from conformance.products.release_wire import compare_recordings
 from conformance.spec import load_spec, schema_validator
 from conformance.spec.releases import covered_neighbours
@@ -83,6 +83,7 @@ def test_the_release_is_past_what_the_spec_covers() -> None:
 # ---- an equal release: exit 0, FILE written
 
 
+@pytest.mark.requirement("REL-001")
 @pytest.mark.parametrize(
     ("product", "version", "source", "neighbour"),
     [
@@ -208,6 +209,7 @@ def _open_members(draft: Any) -> set[str]:
     return opened | {d["about"] for d in draft["decisions"] if isinstance(d, dict) and is_placeholder(d["decision"])}
 
 
+@pytest.mark.requirement("REL-001")
 def test_a_release_adding_one_string_member_is_refused_naming_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -221,6 +223,7 @@ def test_a_release_adding_one_string_member_is_refused_naming_it(
     assert draft["union"]["adds"] == ["quotaWarning"] and _open_members(draft) == {"quotaWarning"}
 
 
+@pytest.mark.requirement("REL-002")
 def test_the_draft_carries_the_decisions_another_entry_took(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A release between the covered 0.169.1 and 0.171.0 (0.170.0, never released) adding, over
     0.169.1, bioPolicy (which 0.171.0's entry decided) and a member no entry has: the draft is a
@@ -266,19 +269,20 @@ def test_the_gates_unfilled_draft_in_a_spec_makes_check_spec_fail(
 # ---- the classification is data
 
 
+@pytest.mark.requirement("REL-001")
 def test_changes_are_classified_by_the_table_of_what_the_contract_reads() -> None:
     """SDKAssistantMessageError and written_at are not read; union members and result subtypes are."""
-    assert {(f.name, f.read) for f in FACTS if f.product == "claude-code" and f.kind == "union"} == {
+    assert {(f.name, f.read) for f in facts(SPEC) if f.product == "claude-code" and f.kind == "union"} == {
         ("SDKResultMessage.subtype", True),
         ("SDKResultError.subtype", True),
         ("SDKAssistantMessageError", False),
     }
     declared = "/** the errors */\nexport type SDKAssistantMessageError = 'authentication_failed' | 'rate_limit' | "
     declared += "'unknown';\n"
-    old = unread_unions("claude-code", CLAUDE_DTS.read_text(encoding="utf-8") + declared)
+    old = unread_unions(SPEC, "claude-code", CLAUDE_DTS.read_text(encoding="utf-8") + declared)
     assert old["SDKAssistantMessageError"] == ["authentication_failed", "rate_limit", "unknown"]
     new = {"SDKAssistantMessageError": [*old["SDKAssistantMessageError"], "quota_exceeded"]}
-    [change] = unread_changes("claude-code", old, new)
+    [change] = unread_changes(SPEC, "claude-code", old, new)
     assert change["what"] == "SDKAssistantMessageError: added quota_exceeded" and change["read"] is False
 
 
@@ -290,6 +294,7 @@ def test_changes_are_classified_by_the_table_of_what_the_contract_reads() -> Non
     ],
     ids=["written_at", "subtype"],
 )
+@pytest.mark.requirement("REL-001")
 def test_a_recording_is_compared_as_the_contract_reads_it(edit: Any, read: bool, reading_equal: bool) -> None:
     at = SPEC.at({"claude-code": "0.3.332"})
     old = load_recording(at, recording_file("claude-code", "0.3.332", "answer", fixtures_dir() / "recordings"))
@@ -303,10 +308,10 @@ def test_a_recording_is_compared_as_the_contract_reads_it(edit: Any, read: bool,
     assert len(results) == 2
     for result in results:
         edit(result)
-    compared = compare_recordings(at, "claude-code", "answer", old, new, fact)
+    compared = compare_recordings(at, "claude-code", "answer", old, new, classifier(at))
     assert compared["reading_equal"] is reading_equal
     assert compared["changes"] and all(c["read"] is read for c in compared["changes"]), compared
-    assert compare_recordings(at, "claude-code", "answer", old, old, fact) == {
+    assert compare_recordings(at, "claude-code", "answer", old, old, classifier(at)) == {
         "case": "answer",
         "reading_equal": True,
         "changes": [],
@@ -336,6 +341,7 @@ def test_check_spec_reads_the_fixtures_beside_the_spec_dir(tmp_path: Path, capsy
 # ---- online: the release installed (a fake npm) and its cases recorded (their recordings stood in for)
 
 
+@pytest.mark.requirement("REL-001")
 @pytest.mark.parametrize(
     ("edit", "status", "wire"),
     [

@@ -33,6 +33,9 @@ MAPPING_TABLE = {"codex": "variants", "claude-code": "result_classification"}
 UNION_VOCABULARY = {"codex": "codex.variant", "claude-code": "claude-code.result_subtype"}
 """The vocabulary holding each product's whole official union."""
 
+WIRE_DECISION = "each wire difference from the nearest shipped version"
+"""How the decision line on wire differences starts (release day replaces it by one line per new fact)."""
+
 _VERSION_WORD = re.compile(r"\d+\.\d+\.\d+")
 
 
@@ -165,10 +168,21 @@ def _union_changes(spec: Spec, product: str, union: Any, second: Any, adds: list
     return changes, notes
 
 
-def product_version_of(printed: str | None) -> str:
-    """The product's own version in what its binary prints (``2.1.332 (Claude Code)``), or a placeholder."""
+def product_version_of(spec: Spec, product: str, release: str, printed: str | None) -> str:
+    """The ``product_version`` of a draft of ``release``, in the form the shipped entries use:
+    ``2.1.{patch}`` (the covered neighbour's form, or the printed version with its patch, when
+    that patch is the release's), else the version the binary printed (``2.1.332 (Claude Code)``);
+    offline, nothing printed, a placeholder."""
     found = _VERSION_WORD.search(printed or "")
-    return found.group(0) if found else placeholder("the version of the product this package drives")
+    if found is None:
+        return placeholder("the version of the product this package drives")
+    area = spec.areas[product]
+    form = area.current.product_version if area.current else None
+    patch = release.split("-")[0].rsplit(".", 1)[-1]
+    if form and form.replace("{patch}", patch) == found.group(0):
+        return form
+    head, _, printed_patch = found.group(0).rpartition(".")
+    return f"{head}.{{patch}}" if printed_patch == patch else found.group(0)
 
 
 def draft_entry(
@@ -186,7 +200,7 @@ def draft_entry(
     entry["recorded"] = placeholder(f"the release whose wire was recorded ({version} once re-recorded), or no key")
     entry["wire_note"] = placeholder(f"how {version}'s wire facts are known (recorded, measured or inferred; where)")
     if product == "claude-code":
-        entry["product_version"] = product_version_of(printed_version)
+        entry["product_version"] = product_version_of(spec, product, version, printed_version)
     entry["sources"] = [placeholder(f"where the union was read ({package}@{version} {union.source}), and each run")]
     changes, notes = _union_changes(spec, product, union, second, adds) if adds else ({}, [])
     catch_alls = [s for s in union.catch_alls if catch_all_label(s) not in recorded_catch_alls(spec, product)]
@@ -268,7 +282,7 @@ def decisions(entry: Json, notes: list[str], removed: tuple[str, ...] = (), late
         out.append(
             f"the catch-all member {json.dumps(union['catch_all']['schema'])}: the category of a value only it matches"
         )
-    out.append("each wire difference from the nearest shipped version (wire.<key>), shown by a recording or run")
+    out.append(WIRE_DECISION + " (wire.<key>), shown by a recording or run")
     out.append("the sources of each decision (a seed statement, a product artefact, a recording)")
     return out
 

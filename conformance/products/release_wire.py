@@ -4,7 +4,7 @@ neighbour's, read as the contract reads them (conformance/products/release.py ru
 What the contract reads of a recording is what the spec's reading of it gives: for Codex the
 terminal turn's status and codexErrorInfo, for Claude Code the result the classification gives
 its messages. Beside it, every field path a kind of message gained or lost is named, classified
-by release.FACTS where it has a row (``written_at`` is not read), else read exactly when the
+by table releases.facts (spec/releases.yaml) where it has a row (``written_at`` is not read), else read exactly when the
 reading of the case changed.
 """
 
@@ -18,6 +18,7 @@ from typing import Any
 from conformance.areas.claude_code.oracle import expected_outcome
 from conformance.products.packages import Installed
 from conformance.products.recordings import (
+    Case,
     load_cases,
     load_recording,
     recording_file,
@@ -72,7 +73,7 @@ def shapes(product: str, recording: Json) -> dict[str, set[str]]:
 
 def compare_recordings(spec: Spec, product: str, case: str, old: Json, new: Json, fact: Classify) -> Json:
     """One case's recording at the release against the neighbour's: the contract's reading of
-    each, and every field path a kind of message gained or lost, classified by :data:`FACTS`."""
+    each, and every field path a kind of message gained or lost, classified by table releases.facts."""
     before, after = reading(spec, product, old), reading(spec, product, new)
     same = before == after
     old_shapes, new_shapes = shapes(product, old), shapes(product, new)
@@ -101,22 +102,70 @@ def compare_recordings(spec: Spec, product: str, case: str, old: Json, new: Json
     return {"case": case, "reading_equal": same, "changes": changes}
 
 
-def record_and_compare(
-    spec: Spec, product: str, neighbour: str, installed: Installed, log: Callable[[str], None], fact: Classify
-) -> list[Json]:
-    """Record every case of ``product`` at the installed release under ``spec`` (the contract at
-    the covered neighbour), each compared with the committed recording at ``neighbour``: the
-    release its range recorded (``recorded``), since a range keeps one release's recordings."""
-    from conformance.products.recorder import RecordingError, record_case, running_as_root
+Fresh = Callable[[Case], Json | None]
+"""A release's recording of a case (None: not recordable here); raises RecordingError."""
 
-    compared = []
-    for case in (c.at(spec) for c in load_cases(spec) if c.product == product):
+
+def recorder(spec: Spec, installed: Installed) -> Fresh:
+    """Record each case at the installed release (a case that records as root only: None, unless root)."""
+    from conformance.products.recorder import record_case, running_as_root
+
+    def fresh(case: Case) -> Json | None:
         if case.as_root and not running_as_root():
+            return None
+        with tempfile.TemporaryDirectory(prefix=f"release-{case.id}-") as folder:
+            return record_case(spec, case, installed, Path(folder))
+
+    return fresh
+
+
+def reader(spec: Spec, folder: Path, version: str) -> Fresh:
+    """Read each case's recording at ``version`` from ``folder`` (laid out as fixtures/recordings,
+    as `products record --version V --output DIR` writes it) instead of recording it."""
+    from conformance.products.recorder import RecordingError
+
+    def fresh(case: Case) -> Json | None:
+        path = recording_file(case.product, version, case.name, folder)
+        if not path.is_file():
+            if case.as_root:
+                return None
+            raise RecordingError(f"no recording {path}")
+        return load_recording(spec, path)
+
+    return fresh
+
+
+def record_and_compare(
+    spec: Spec, product: str, neighbour: str, fresh: Fresh, log: Callable[[str], None], fact: Classify
+) -> tuple[list[Json], dict[str, Json]]:
+    """Each case of ``product`` at the release (``fresh``: recorded under ``spec``, the contract at
+    the covered neighbour, or read) compared with the committed recording at ``neighbour``: the
+    release its range recorded (``recorded``), since a range keeps one release's recordings.
+    Returns the comparisons and the release's recordings by case name."""
+    from conformance.products.recorder import RecordingError
+
+    compared: list[Json] = []
+    recordings: dict[str, Json] = {}
+    for case in (c.at(spec) for c in load_cases(spec) if c.product == product):
+        path = recording_file(product, neighbour, case.name, recordings_dir())
+        log(f"recording {case.id}")
+        try:
+            recording = fresh(case)
+        except RecordingError as exc:
+            compared.append(
+                {
+                    "case": case.name,
+                    "reading_equal": False,
+                    "changes": [{"what": f"{case.name}: {exc}", "read": True, "why": "the case did not record"}],
+                }
+            )
+            continue
+        if recording is None:
             compared.append(
                 {"case": case.name, "reading_equal": True, "changes": [], "skipped": "records as root only"}
             )
             continue
-        path = recording_file(product, neighbour, case.name, recordings_dir())
+        recordings[case.name] = recording
         if not path.is_file():
             compared.append(
                 {
@@ -132,19 +181,6 @@ def record_and_compare(
                 }
             )
             continue
-        log(f"recording {case.id} at {installed.version}")
-        try:
-            with tempfile.TemporaryDirectory(prefix=f"release-{case.id}-") as folder:
-                fresh = record_case(spec, case, installed, Path(folder))
-        except RecordingError as exc:
-            compared.append(
-                {
-                    "case": case.name,
-                    "reading_equal": False,
-                    "changes": [{"what": f"{case.name}: {exc}", "read": True, "why": "the case did not record"}],
-                }
-            )
-            continue
-        entry = compare_recordings(spec, product, case.name, load_recording(spec, path), fresh, fact)
+        entry = compare_recordings(spec, product, case.name, load_recording(spec, path), recording, fact)
         compared.append({**entry, "neighbour_recording": str(path)})
-    return compared
+    return compared, recordings

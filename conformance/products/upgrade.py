@@ -47,6 +47,12 @@ CODEX_DEFINITION = "CodexErrorInfo"
 CLAUDE_TYPES_FILE = "sdk.d.ts"
 CLAUDE_RESULT_UNION = "SDKResultMessage"
 CLAUDE_ERROR_TYPE = "SDKResultError"
+READ_UNIONS = {
+    "codex": (CODEX_DEFINITION, f"{CODEX_DEFINITION} variants with httpStatusCode"),
+    "claude-code": (f"{CLAUDE_RESULT_UNION}.subtype", f"{CLAUDE_ERROR_TYPE}.subtype"),
+}
+"""The names of the unions the gate reads of each product (codex_unions, claude_unions), as table
+releases.facts names them."""
 
 
 class UnionError(Exception):
@@ -134,8 +140,10 @@ def codex_unions(schema_dir: Path) -> list[Union]:
             notes.append(f"member {json.dumps(raw)} admits values outside the named variants")
     source = f"{CODEX_SCHEMA_FILE} definitions.{CODEX_DEFINITION}"
     return [
-        Union(CODEX_DEFINITION, "codex.variant", source, members, notes, kinds, details, catch_alls, descriptions),
-        Union(f"{CODEX_DEFINITION} variants with httpStatusCode", "codex.http_status_variant", source, with_status),
+        Union(
+            READ_UNIONS["codex"][0], "codex.variant", source, members, notes, kinds, details, catch_alls, descriptions
+        ),
+        Union(READ_UNIONS["codex"][1], "codex.http_status_variant", source, with_status),
     ]
 
 

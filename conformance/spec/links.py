@@ -12,7 +12,7 @@ import re
 from conformance.spec.model import ID_PREFIXES
 
 DOCUMENT = "docs/contract.md"  # the rendered contract's index, relative to the repository root
-ID_PATTERN = re.compile(r"\b(?:SEL|RES|DIA|CC|CDX|RED|ADP|BGD)-\d{3}\b")
+ID_PATTERN = re.compile(r"\b(?:SEL|RES|DIA|CC|CDX|RED|ADP|BGD|REL)-\d{3}\b")
 _AREAS = {prefix: area for area, prefix in ID_PREFIXES.items()}
 
 

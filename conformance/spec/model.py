@@ -22,6 +22,7 @@ ID_PREFIXES = {  # each area's requirement-ID prefix, as its file's id_prefix sa
     "codex": "CDX",
     "redaction": "RED",
     "adapter-protocol": "ADP",
+    "releases": "REL",
 }
 
 

@@ -18,6 +18,7 @@ import conformance
 from conformance.spec import Requirement, Spec
 from conformance.verdict.advisories import ADVISORIES_PROPERTY, advised
 from conformance.verdict.blame import printable
+from conformance.verdict.gaps import DATA_GAP_PROPERTY
 from conformance.verdict.rerun import RULES_PROPERTY
 
 NOT_APPLICABLE = "not applicable: "
@@ -54,6 +55,8 @@ class Recorder:
             report.nodeid, {"nodeid": report.nodeid, "outcome": "passed", "requirements": requirement_ids(report)}
         )
         for key, value in report.user_properties:
+            if key == DATA_GAP_PROPERTY:
+                entry[DATA_GAP_PROPERTY] = str(value)
             if key == ADVISORIES_PROPERTY and (found := json.loads(str(value))):
                 entry[ADVISORIES_PROPERTY] = found
             if key == UNCHECKED_PROPERTY:
@@ -69,8 +72,8 @@ class Recorder:
             if rules and rules != entry["blamed"]:  # some blamed requirements are only consequences
                 entry["rules"] = rules
         if report.failed:
-            entry["outcome"] = "failed" if report.when == "call" else "error"
-            entry["message"] = _message(entry, report)
+            entry["outcome"] = "failed" if report.when == "call" and DATA_GAP_PROPERTY not in entry else "error"
+            entry["message"] = entry.get(DATA_GAP_PROPERTY) or _message(entry, report)
         elif report.skipped and hasattr(report, "wasxfail"):
             entry["outcome"] = "expected-failure"
             entry["message"] = str(report.wasxfail)
@@ -131,6 +134,7 @@ def _requirement_status(
 ) -> dict[str, Any]:
     outcomes = {t["outcome"] for t in tests}
     failing = [t for t in shown if t["outcome"] in ("failed", "error")]
+    gaps = [t for t in tests if DATA_GAP_PROPERTY in t]
     expected = [t for t in shown if t["outcome"] == "expected-failure"]
     extra: dict[str, Any] = {}
     if failing:
@@ -144,6 +148,8 @@ def _requirement_status(
     elif advised and req.level == "SHOULD":
         status = "not-met"
         reason = f"{len(advised)} test(s) found this SHOULD unmet (reported; it does not decide the verdict)"
+    elif gaps:  # the suite lacks data a test of it needs: not the adapter's fault, and never passed
+        status, reason = "not-testable", f"the suite's data has a gap: {gaps[0][DATA_GAP_PROPERTY]}"
     elif "passed" in outcomes:
         status, reason = "passed", "a test that checks it passed; no failure shows it"
     elif outcomes & {"failed", "error", "expected-failure"}:

@@ -3,7 +3,9 @@ $FAKE_NPM_FAIL it fails as a registry 404 does; ``view PKG versions`` prints $FA
 (without it, fails as offline); ``install PKG@VER --prefix DIR`` writes the
 package's manifest and a fake native binary (tests/data/fake_product.py) where the real
 platform package puts it, and for the Agent SDK an sdk.d.ts excerpt from tests/data/upgrade/
-($FAKE_NPM_SAME_AS, "V=N,...": release V ships N's excerpt, as a release that changes no union)."""
+($FAKE_NPM_SAME_AS, "V=N,...": release V ships N's excerpt, as a release that changes no union;
+$FAKE_NPM_DTS, "V=PATH,...": release V ships the file PATH); $FAKE_NPM_PRINTS, "V=TEXT,...": what
+release V's binary prints for --version (default "fake V")."""
 
 import json
 import os
@@ -34,9 +36,13 @@ if package == "@openai/codex":
 else:
     binary = modules / "@anthropic-ai/claude-agent-sdk-linux-x64/claude"
     declarations = DATA / "upgrade" / f"claude-agent-sdk-{same_as.get(version, version)}.d.ts"
+    files = dict(pair.split("=", 1) for pair in os.environ.get("FAKE_NPM_DTS", "").split(",") if pair)
+    declarations = Path(files[version]) if version in files else declarations
     (modules / package / "sdk.d.ts").write_text(declarations.read_text(encoding="utf-8"), encoding="utf-8")
     schema = ""
 binary.parent.mkdir(parents=True)
 binary.write_text(f"#!{sys.executable}\n" + (DATA / "fake_product.py").read_text(encoding="utf-8"), encoding="utf-8")
 binary.chmod(0o755)
-(binary.parent / "fake_product.json").write_text(json.dumps({"version": version, "schema": schema}))
+prints = dict(pair.split("=", 1) for pair in os.environ.get("FAKE_NPM_PRINTS", "").split(",") if pair)
+about = {"version": version, "schema": schema, "prints": prints.get(version, f"fake {version}")}
+(binary.parent / "fake_product.json").write_text(json.dumps(about))

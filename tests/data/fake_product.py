@@ -8,7 +8,7 @@ from pathlib import Path
 
 about = json.loads((Path(__file__).resolve().parent / "fake_product.json").read_text(encoding="utf-8"))
 if sys.argv[1:] == ["--version"]:
-    print(f"fake {about['version']}")
+    print(about.get("prints", f"fake {about['version']}"))
 elif sys.argv[1:3] == ["app-server", "generate-json-schema"] and about["schema"]:
     shutil.copytree(about["schema"], sys.argv[sys.argv.index("--out") + 1], dirs_exist_ok=True)
 else:
