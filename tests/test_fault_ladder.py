@@ -151,9 +151,9 @@ def baselines(tmp_path_factory: pytest.TempPathFactory) -> dict[str, float]:
     return Lazy()
 
 
-def _record(row: dict[str, Any], run: Run, ratio: float, blamed: list[str]) -> None:
+def _record(row: dict[str, Any], run: Run, ratio: float, blamed: list[str], unmet: list[str]) -> None:
     if path := os.environ.get("FAULT_LADDER_RECORD"):
-        entry = {"fault": row["fault"], "exit": run.code, "blame": blamed, "ratio": round(ratio, 2),
+        entry = {"fault": row["fault"], "exit": run.code, "blame": blamed, "not_met": unmet, "ratio": round(ratio, 2),
                  "seconds": round(run.seconds, 1), "leftovers": len(run.leftovers)}  # fmt: skip
         with open(path, "a", encoding="utf-8") as out:
             out.write(json.dumps(entry) + "\n")
@@ -169,8 +169,13 @@ def test_fault(tmp_path: Path, baselines: dict[str, float], row: dict[str, Any])
     assert run.code == row["exit"], run.output[-4000:]
     report = _strict(run.report)  # written, and strict JSON whatever the adapter wrote
     blamed = sorted(r["id"] for r in report["requirements"] if r["status"] == "violated")
+    unmet = {r["id"]: r["reason"] for r in report["requirements"] if r["status"] == "not-met"}
     ratio = run.seconds / baselines[row["slice"]]
-    _record(row, run, ratio, blamed)
+    _record(row, run, ratio, blamed, sorted(unmet))
+    if "not_met" in row:  # a SHOULD the run found unmet: named, and why, in the report and the summary
+        assert sorted(unmet) == sorted(row["not_met"]), unmet
+        assert all(f"| {rid} " in run.summary or f"[{rid}]" in run.summary for rid in unmet), run.summary
+        assert all(reason in run.summary for reason in unmet.values()), run.summary
     if row["blame"] is not None:
         assert blamed == sorted(row["blame"]), run.output[-4000:]
     else:
