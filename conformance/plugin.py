@@ -87,6 +87,10 @@ def pytest_configure(config: pytest.Config) -> None:
         write_outputs(config, usage_error_report(config, message))  # a CI step that uploads it finds it
         restore_sigterm()
         raise pytest.UsageError(message) from None
+    except termination.Terminated:  # SIGTERM while the adapter started (load_adapter killed it): say so
+        write_outputs(config, usage_error_report(config, "", termination.finishing()))
+        restore_sigterm()
+        raise
     session = ConformanceSession(config, spec, adapter)
     session.verified = tested
     session.expected = expected

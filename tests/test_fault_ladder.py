@@ -61,9 +61,10 @@ def _impl(spec: str) -> str:
     return f"exec:{sys.executable} {FAULTS / spec.removeprefix('exec:')}" if spec.startswith("exec:") else spec
 
 
-def _command(tmp: Path, impl: str, slice_args: list[str]) -> list[str]:
+def _command(tmp: Path, impl: str, slice_args: list[str], workers: int = 0) -> list[str]:
+    xdist = ["-n", str(workers)] if workers else ["-p", "no:xdist"]
     return [
-        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:randomly", "-q",
+        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *xdist, "-p", "no:randomly", "-q",
         "-o", "timeout=0", "--rootdir", str(tmp), f"--impl={_impl(impl)}",
         f"--conformance-report={tmp / 'report.json'}", f"--conformance-summary={tmp / 'summary.md'}", *slice_args,
     ]  # fmt: skip
@@ -89,9 +90,11 @@ def _leftovers(marker: str) -> list[str]:
     return [str(s) for s in found]
 
 
-def _start(tmp: Path, impl: str, slice_args: list[str], marker: str, env: dict[str, str]) -> subprocess.Popen[str]:
+def _start(
+    tmp: Path, impl: str, slice_args: list[str], marker: str, env: dict[str, str], workers: int = 0
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        _command(tmp, impl, slice_args),
+        _command(tmp, impl, slice_args, workers),
         cwd=tmp,
         env=_environment(marker, env),
         stdout=subprocess.PIPE,
@@ -184,21 +187,48 @@ def test_fault(tmp_path: Path, baselines: dict[str, float], row: dict[str, Any])
     assert ratio < SLOWER_AT_MOST, f"{row['fault']}: {ratio:.1f}× a clean run of the same slice"
 
 
-@pytest.mark.requirement("ADP-021")
-def test_sigterm_mid_call_kills_the_adapter_and_its_grandchild_and_writes_the_report(tmp_path: Path) -> None:
-    """SIGTERM reaches pytest while a call is in flight (the adapter hangs in it, having started a
-    grandchild that left its session with a cleared environment): both are killed, and the report
-    and the summary are written, marked incomplete."""
-    state, marker = tmp_path / "called", f"ladder-{uuid.uuid4().hex}"
-    env = {"FAULT_EXEC_LINES": "detached,hang", "FAULT_STATE": str(state)}
+def _terminated(tmp: Path, faults: str, workers: int = 0) -> Run:
+    """A run sent SIGTERM (to pytest's pid alone, as ``kill PID`` does) once the adapter, with
+    ``faults``, is inside the call that hangs; what it did then."""
+    state, marker = tmp / "called", f"ladder-{uuid.uuid4().hex}"
+    env = {"FAULT_EXEC_LINES": faults, "FAULT_STATE": str(state)}
     started = time.monotonic()
-    popen = _start(tmp_path, "exec:fault_exec_lines.py", LADDER["slices"]["render"], marker, env)
+    popen = _start(tmp, "exec:fault_exec_lines.py", LADDER["slices"]["render"], marker, env, workers)
     while not state.exists() and popen.poll() is None:
         time.sleep(0.05)  # until the adapter is inside a call (a wait, not a timed assertion)
     popen.send_signal(signal.SIGTERM)
-    run = _finish(popen, tmp_path, marker, started)
+    return _finish(popen, tmp, marker, started)
+
+
+@pytest.mark.requirement("ADP-021")
+@pytest.mark.parametrize("faults", ["detached,hang", "detached,describe-hang"], ids=["mid-call", "at-start"])
+def test_sigterm_kills_the_adapter_and_its_grandchild_and_writes_the_report(tmp_path: Path, faults: str) -> None:
+    """SIGTERM reaches pytest while a call is in flight (the adapter hangs in it, having started a
+    grandchild that left its session with a cleared environment), or while the suite starts (the
+    adapter hangs at describe, before any session would close it; before the plugin installs its
+    handler no adapter has started, and SIGTERM's default, the end of pytest, leaves nothing):
+    both processes are killed, and the report and the summary are written, marked incomplete."""
+    run = _terminated(tmp_path, faults)
     assert run.leftovers == [], run.leftovers
     report = _strict(run.report)
     assert "SIGTERM" in report["run"].get("incomplete", ""), run.output[-3000:]
     assert report["run"]["verdict"] != "conforms" and run.code != 0
+    assert "**Run incomplete**: terminated by SIGTERM" in run.summary, run.summary
+    if faults.endswith("describe-hang"):
+        assert report["run"]["incomplete"].endswith("before any test") and report["tests"] == [], report["run"]
+
+
+@pytest.mark.requirement("ADP-021")
+def test_sigterm_to_the_xdist_controller_reaches_the_workers(tmp_path: Path) -> None:
+    """Under xdist (-n 2) SIGTERM to the controller alone is sent on to the workers: each kills its
+    adapter, hung in a call, and the controller writes the report and the summary, marked
+    incomplete. Without that, execnet killed the workers at last and the controller found their
+    adapters as strays, blaming ADP-021 on an adapter that did nothing wrong."""
+    run = _terminated(tmp_path, "hang", workers=2)
+    assert run.leftovers == [], run.leftovers
+    report = _strict(run.report)
+    assert "SIGTERM" in report["run"].get("incomplete", ""), run.output[-3000:]
+    assert run.code == pytest.ExitCode.INTERRUPTED, run.output[-3000:]
+    assert "left running" not in run.output, run.output[-3000:]
+    assert [r["id"] for r in report["requirements"] if r["status"] == "violated"] == [], run.output[-3000:]
     assert "**Run incomplete**: terminated by SIGTERM" in run.summary, run.summary
