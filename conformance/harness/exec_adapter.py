@@ -120,7 +120,7 @@ class ExecAdapter:
         self.limits = limits
         self.tiers = {row["operation"]: row["tier"] for row in spec.table("adapter-protocol", "operations").rows}
         self._process: _Process | None = None
-        self._unresponsive: str | None = None  # why the adapter is not restarted again, once a restart hung
+        self._unresponsive: tuple[str, tuple[str, ...]] | None = None  # why not restarted again, and the rule
         self.declaration: Any = None
         self.tokens: set[str] = set()  # of every process started, for the final search
         self.shutdown: str | None = None  # how the last process took end of input, once closed (ADP-020)
@@ -226,14 +226,15 @@ class ExecAdapter:
             process = None
         if process is None:
             if self._unresponsive is not None:  # one restart that hangs costs one deadline, not one per call
-                raise ExecFailure(f"{op}: not sent: {self._unresponsive}", ("ADP-018",), self._unresponsive)
+                why, rules = self._unresponsive
+                raise ExecFailure(f"{op}: not sent: {why}", rules, why)
             process = self._start()
             try:
                 declaration = self._exchange(process, "describe", {}, self.limits.describe_timeout)
             except ExecFailure as exc:
                 if exc.hung is not None:
                     earlier = f"the adapter restarted for an earlier call {exc.stuck} at describe"
-                    self._unresponsive = f"{earlier} ({exc.hung})"
+                    self._unresponsive = f"{earlier} ({exc.hung})", exc.requirements
                 raise
             if declaration != self.declaration:
                 strays = self._kill(process)
@@ -380,8 +381,7 @@ class ExecAdapter:
         call to call (no id, no line: the repeat short-cut compares first lines); ``detail``, on the
         lines after it, what does."""
         if process.reader is not None and process.popen.poll() is not None:
-            # Let the stderr reader catch the adapter's last words: its stderr ends once the group
-            # is killed, so this waits for that end (a millisecond), not a fixed time.
+            # The adapter's last words: its stderr ends once the group is killed; wait for that end, not a fixed time.
             process.reader.join(STDERR_SETTLE)
         tail = bytes(process.stderr).decode("utf-8", "replace").strip()
         return f"{op}: {what}; adapter command {self.command!r}{detail}\nend of its stderr:\n{tail or '(empty)'}"
