@@ -4,11 +4,13 @@ the row's exit status, blame exactly the row's requirements, write a report a st
 reads (NaN refused), take no more than a few times a clean run of the same slice measured in the
 same session (a ratio, never a time), and leave no process behind: none adopted by this process
 (a child subreaper, so that an orphan however detached is re-parented here and seen), none
-carrying the run's marker. And SIGTERM to a run mid-call: the adapter and its detached grandchild
-are killed, and the report and the summary are written, marked incomplete.
+carrying the run's marker. And SIGTERM to a run mid-call, while it starts, and to the xdist
+controller: the adapters and their detached grandchildren are killed, and the report and the
+summary are written, marked incomplete.
 
-Set $FAULT_LADDER_RECORD to a file to get each row's measurements there as JSON lines (the table
-of docs/measurements/2026-12-02/fault-ladder.md was made so)."""
+Set $FAULT_LADDER_RECORD to a file to get each row's measurements there as JSON lines, its wall
+and CPU time over the clean run's (the table of docs/measurements/2026-12-02/fault-ladder.md was
+made so)."""
 
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ FAULTS = Path(__file__).resolve().parents[1] / "fixtures" / "faults"
 LADDER = yaml.safe_load((FAULTS / "ladder.yaml").read_text(encoding="utf-8"))
 MARKER_VARIABLE = "FAULT_LADDER_MARKER"
 # The cost the ladder guards against is a wait per call: a fault that costs every one of a slice's
-# 20 calls the 10 s call deadline runs 25x or more a clean run (about 8 s, mostly start-up). The
+# 20 calls the 10 s call deadline runs 25x or more a clean run (2-8 s, mostly start-up). The
 # clean run is measured at another moment than the row, under whatever else the machine does, so
 # the ratio carries scheduling noise (7x seen for a 3x row with every core busy): the bound sits
 # well above that noise and well below a per-call deadline. The measured ratios, the issue's
