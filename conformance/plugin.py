@@ -61,7 +61,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", f"{REACHES_MARKER}(table, *rows): the spec table rows (area.table, row index) a test exercises"
     )
     expected: ExpectedFailures | None = None
-    restore_sigterm = termination.install()  # before the adapter starts: SIGTERM finishes the session
+    # Before the adapter starts: SIGTERM finishes the session.
+    restore_sigterm = termination.install(worker=hasattr(config, "workerinput"))
     try:
         profiles.check(profiles.chosen())  # a bad $SUBAGENT_CONFORMANCE_PROFILE stops only the suite's runs
         spec = load_spec()

@@ -200,16 +200,20 @@ def test_fault(tmp_path: Path, baselines: dict[str, Run], row: dict[str, Any]) -
     assert ratio < SLOWER_AT_MOST, f"{row['fault']}: {ratio:.1f}× a clean run of the same slice"
 
 
-def _terminated(tmp: Path, faults: str, workers: int = 0) -> Run:
-    """A run sent SIGTERM (to pytest's pid alone, as ``kill PID`` does) once the adapter, with
-    ``faults``, is inside the call that hangs; what it did then."""
+def _terminated(tmp: Path, faults: str, workers: int = 0, group: bool = False) -> Run:
+    """A run sent SIGTERM (to pytest's pid alone, as ``kill PID`` does, or to its process ``group``,
+    as a shell's job control does) once the adapter, with ``faults``, is inside the call that
+    hangs; what it did then."""
     state, marker = tmp / "called", f"ladder-{uuid.uuid4().hex}"
     env = {"FAULT_EXEC_LINES": faults, "FAULT_STATE": str(state)}
     started = time.monotonic()
     popen = _start(tmp, "exec:fault_exec_lines.py", LADDER["slices"]["render"], marker, env, workers)
     while not state.exists() and popen.poll() is None:
         time.sleep(0.05)  # until the adapter is inside a call (a wait, not a timed assertion)
-    popen.send_signal(signal.SIGTERM)
+    if group:
+        os.killpg(popen.pid, signal.SIGTERM)  # pytest leads its group (start_new_session)
+    else:
+        popen.send_signal(signal.SIGTERM)
     return _finish(popen, tmp, marker, started)
 
 
@@ -232,12 +236,14 @@ def test_sigterm_kills_the_adapter_and_its_grandchild_and_writes_the_report(tmp_
 
 
 @pytest.mark.requirement("ADP-021")
-def test_sigterm_to_the_xdist_controller_reaches_the_workers(tmp_path: Path) -> None:
+@pytest.mark.parametrize("group", [False, True], ids=["to-the-controller", "to-the-group"])
+def test_sigterm_under_xdist_reaches_the_workers(tmp_path: Path, group: bool) -> None:
     """Under xdist (-n 2) SIGTERM to the controller alone is sent on to the workers: each kills its
     adapter, hung in a call, and the controller writes the report and the summary, marked
     incomplete. Without that, execnet killed the workers at last and the controller found their
-    adapters as strays, blaming ADP-021 on an adapter that did nothing wrong."""
-    run = _terminated(tmp_path, "hang", workers=2)
+    adapters as strays, blaming ADP-021 on an adapter that did nothing wrong. SIGTERM to the whole
+    group reaches each worker twice (the kernel's, the controller's): the second is only noted."""
+    run = _terminated(tmp_path, "hang", workers=2, group=group)
     assert run.leftovers == [], run.leftovers
     report = _strict(run.report)
     assert "SIGTERM" in report["run"].get("incomplete", ""), run.output[-3000:]

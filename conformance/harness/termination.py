@@ -32,9 +32,12 @@ _finishing = [False]  # once the session finishes, a SIGTERM is noted, not raise
 _forwarding = [False]  # this process is an xdist controller: a SIGTERM is sent on to its workers
 
 
-def install() -> Callable[[], None]:
+def install(worker: bool = False) -> Callable[[], None]:
     """Turn SIGTERM into :class:`Terminated` while the run lasts (main thread only, and only where
-    nobody else handles SIGTERM); return the function that puts the previous handler back."""
+    nobody else handles SIGTERM); return the function that puts the previous handler back. In an
+    xdist ``worker`` a second SIGTERM is only noted: a SIGTERM to the process group reaches it twice,
+    once from the kernel and once from its controller, and the second must not end it before it
+    has killed its adapters (each in a session of its own, which nothing else would reach)."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
@@ -44,10 +47,11 @@ def install() -> Callable[[], None]:
 
     def terminate(signum: int, frame: FrameType | None) -> None:
         _received.append("terminated by SIGTERM (a CI timeout or a cancelled job, say)")
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
+        if not worker:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
         if _forwarding[0]:
             _to_workers()
-        if not _finishing[0]:
+        if not _finishing[0] and len(_received) == 1:
             raise Terminated("SIGTERM")
 
     signal.signal(signal.SIGTERM, terminate)
