@@ -188,6 +188,36 @@ def test_a_restart_that_closes_its_stdout_at_describe_keeps_adp_019_for_the_call
     assert str(failures[2]).startswith(f"{refused} at describe"), failures[2]
 
 
+ANSWERS_ITS_FIRST_CALL_TWICE = (
+    "import json, os, sys\nimport reference_impl\nopen(os.environ['STARTS'], 'a').write('start\\n')\n"
+    "calls = 0\nfor line in sys.stdin:\n    r = json.loads(line)\n    if r['op'] == 'describe':\n"
+    "        out = reference_impl.CONFORMANCE\n    else:\n        calls += 1\n"
+    "        out = reference_impl.bound_diagnostic(r['input'])\n"
+    "    answer = json.dumps({'id': r['id'], 'output': out}) + '\\n'\n"
+    "    sys.stdout.write(answer * (2 if calls == 1 and r['op'] != 'describe' else 1)); sys.stdout.flush()\n"
+)  # the first call's answer written twice, in one write
+
+
+@pytest.mark.requirement("ADP-016")
+def test_a_call_answered_twice_fails_and_the_same_process_serves_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second line is the answered call's fault: it fails that call and is dropped; the
+    adapter, in step again, answers the next call without a restart."""
+    starts = tmp_path / "starts"
+    monkeypatch.setenv("STARTS", str(starts))
+    adapter = ExecAdapter(_command(tmp_path, ANSWERS_ITS_FIRST_CALL_TWICE), SPEC, _limits())
+    try:
+        adapter.describe()
+        with pytest.raises(ExecFailure) as caught:
+            adapter.call("bound_diagnostic", {"text": "x"})
+        answer = adapter.call("bound_diagnostic", {"text": "y"})
+    finally:
+        adapter.close()
+    assert caught.value.requirements == ("ADP-016",) and "answered twice" in str(caught.value), caught.value
+    assert answer is not None and starts.read_text().splitlines() == ["start"], "the adapter was restarted"
+
+
 DESCRIBES_THEN_CLOSES_STDOUT = (
     "import json, os, sys, time\nimport reference_impl\nr = json.loads(sys.stdin.readline())\n"
     "print(json.dumps({'id': r['id'], 'output': reference_impl.CONFORMANCE}), flush=True)\n"
