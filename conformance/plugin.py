@@ -61,7 +61,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", f"{REACHES_MARKER}(table, *rows): the spec table rows (area.table, row index) a test exercises"
     )
     expected: ExpectedFailures | None = None
-    restore_sigterm = termination.install()  # before the adapter starts: SIGTERM finishes the session
+    # Before the adapter starts: SIGTERM finishes the session.
+    restore_sigterm = termination.install(worker=hasattr(config, "workerinput"))
     try:
         profiles.check(profiles.chosen())  # a bad $SUBAGENT_CONFORMANCE_PROFILE stops only the suite's runs
         spec = load_spec()
@@ -87,6 +88,10 @@ def pytest_configure(config: pytest.Config) -> None:
         write_outputs(config, usage_error_report(config, message))  # a CI step that uploads it finds it
         restore_sigterm()
         raise pytest.UsageError(message) from None
+    except termination.Terminated:  # SIGTERM while the adapter started (load_adapter killed it): say so
+        write_outputs(config, usage_error_report(config, "", termination.finishing()))
+        restore_sigterm()
+        raise
     session = ConformanceSession(config, spec, adapter)
     session.verified = tested
     session.expected = expected

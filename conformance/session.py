@@ -100,6 +100,8 @@ class ConformanceSession:
         self.restore_sigterm: Callable[[], None] = lambda: None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if not self.is_worker and self.config.pluginmanager.getplugin("dsession") is not None:
+            termination.forward_workers()  # the xdist controller: SIGTERM reaches the workers too
         xml = self.config.stash.get(junitxml.xml_key, None)  # --junitxml, on the controller only
         if xml is not None:
             _portable_junit(xml, self.config.rootpath)
@@ -305,17 +307,21 @@ def run_provenance(config: pytest.Config, exit_status: int, error: str | None = 
     return run
 
 
-def usage_error_report(config: pytest.Config, message: str) -> dict[str, Any]:
-    """The report of a run that stopped before any test: the error, and no statuses."""
+def usage_error_report(config: pytest.Config, message: str, stopped: str | None = None) -> dict[str, Any]:
+    """The report of a run that stopped before any test: the error, and no statuses; or
+    (``stopped``: why) of a run a signal stopped while it started, marked incomplete."""
     try:
         spec_version = load_spec().version
     except SpecError:
         spec_version = "0.0.0"  # the spec itself did not load: the error says why
+    run = run_provenance(config, int(pytest.ExitCode.USAGE_ERROR), message)
+    if stopped is not None:
+        run = {**run_provenance(config, int(pytest.ExitCode.INTERRUPTED)), "incomplete": f"{stopped}, before any test"}
     return {
         "suite": {"name": "subagent-conformance", "version": conformance.__version__},
         "spec_version": spec_version,
         "adapter": {"impl": str(config.getoption("impl")), "declaration": None},
-        "run": run_provenance(config, int(pytest.ExitCode.USAGE_ERROR), message),
+        "run": run,
         "summary": dict.fromkeys(STATUSES, 0),
         "requirements": [],
         "tests": [],

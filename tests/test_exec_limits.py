@@ -158,6 +158,66 @@ def test_a_restart_that_hangs_at_describe_is_not_restarted_again(
     assert str(failures[2]).startswith(refused), failures[2]
 
 
+CLOSES_STDOUT_AFTER_ITS_FIRST_START = HANGS_AFTER_ITS_FIRST_START.replace(
+    "        time.sleep(3600)", "        os.close(1)\n        time.sleep(3600)"
+)  # describes itself once; then, and in every later process, closes its stdout and lives on
+
+
+@pytest.mark.requirement("ADP-019")
+def test_a_restart_that_closes_its_stdout_at_describe_keeps_adp_019_for_the_calls_not_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An adapter that closed its stdout and lives on can never answer: like a hung restart it is
+    not restarted again, and the calls not sent keep its rule, ADP-019, not a hang's ADP-018."""
+    starts = tmp_path / "starts"
+    monkeypatch.setenv("STARTS", str(starts))
+    adapter = ExecAdapter(_command(tmp_path, CLOSES_STDOUT_AFTER_ITS_FIRST_START), SPEC, _limits())
+    try:
+        adapter.describe()
+        failures = []
+        for _ in range(3):
+            with pytest.raises(ExecFailure) as caught:
+                adapter.call("bound_diagnostic", {"text": "x"})
+            failures.append(caught.value)
+    finally:
+        adapter.close()
+    assert starts.read_text().splitlines() == ["start", "start"], "the adapter was restarted after its restart closed"
+    assert [f.requirements for f in failures] == [("ADP-019",)] * 3
+    assert all(f.hung is not None and f.stuck == "closed its stdout and kept running" for f in failures[:2])
+    refused = "bound_diagnostic: not sent: the adapter restarted for an earlier call closed its stdout and kept running"
+    assert str(failures[2]).startswith(f"{refused} at describe"), failures[2]
+
+
+ANSWERS_ITS_FIRST_CALL_TWICE = (
+    "import json, os, sys\nimport reference_impl\nopen(os.environ['STARTS'], 'a').write('start\\n')\n"
+    "calls = 0\nfor line in sys.stdin:\n    r = json.loads(line)\n    if r['op'] == 'describe':\n"
+    "        out = reference_impl.CONFORMANCE\n    else:\n        calls += 1\n"
+    "        out = reference_impl.bound_diagnostic(r['input'])\n"
+    "    answer = json.dumps({'id': r['id'], 'output': out}) + '\\n'\n"
+    "    sys.stdout.write(answer * (2 if calls == 1 and r['op'] != 'describe' else 1)); sys.stdout.flush()\n"
+)  # the first call's answer written twice, in one write
+
+
+@pytest.mark.requirement("ADP-016")
+def test_a_call_answered_twice_fails_and_the_same_process_serves_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second line is the answered call's fault: it fails that call and is dropped; the
+    adapter, in step again, answers the next call without a restart."""
+    starts = tmp_path / "starts"
+    monkeypatch.setenv("STARTS", str(starts))
+    adapter = ExecAdapter(_command(tmp_path, ANSWERS_ITS_FIRST_CALL_TWICE), SPEC, _limits())
+    try:
+        adapter.describe()
+        with pytest.raises(ExecFailure) as caught:
+            adapter.call("bound_diagnostic", {"text": "x"})
+        answer = adapter.call("bound_diagnostic", {"text": "y"})
+    finally:
+        adapter.close()
+    assert caught.value.requirements == ("ADP-016",) and "answered twice" in str(caught.value), caught.value
+    assert answer is not None and starts.read_text().splitlines() == ["start"], "the adapter was restarted"
+
+
 DESCRIBES_THEN_CLOSES_STDOUT = (
     "import json, os, sys, time\nimport reference_impl\nr = json.loads(sys.stdin.readline())\n"
     "print(json.dumps({'id': r['id'], 'output': reference_impl.CONFORMANCE}), flush=True)\n"

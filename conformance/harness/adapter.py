@@ -188,7 +188,7 @@ class Adapter:
         requirements: tuple[str, ...] = exc.requirements
         first_line = str(exc).split("\n", 1)[0]
         if exc.hung is not None:
-            self._memory.hang(name, exc.hung, requirements, payload)
+            self._memory.hang(name, exc.hung, requirements, payload, getattr(exc, "stuck", "hung"))
             return
         # A Python exception is the same when raised the same way; an exec failure when it says the same.
         signature = getattr(exc, "signature", None) or first_line

@@ -162,6 +162,9 @@ def _load_exec(
     except AdapterUsageError:
         process.close()
         raise
+    except BaseException:  # SIGTERM (Terminated) or Ctrl-C while it starts: no session will close it
+        process.close(0.0)
+        raise
     target = GatedExecTarget(process, Gate(impl, declaration, spec))
     return Adapter(impl, declaration, target, spec, process.close, exec_process=process)
 

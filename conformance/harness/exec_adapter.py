@@ -51,13 +51,14 @@ from conformance.spec import Spec, describe_error, operations_schema
 from conformance.spec.schema_errors import elide
 
 ADAPTER_TOKEN_VARIABLE = "SUBAGENT_CONFORMANCE_ADAPTER"
+STDERR_SETTLE = 0.05  # at most this long for a failed adapter's stderr to end, so that its last words are shown
 
 
 class ExecFailure(AssertionError):
     """The adapter process failed the current call (crash, hang, malformed or error answer);
     ``requirements`` is the exec-protocol requirement the failure shows, and ``hung`` says in
-    a few words how the call waited out its deadline, when it did (the Adapter calls a hung
-    operation no more: repeats.py)."""
+    a few words how the call waited out its deadline, or why no answer could ever come (stdout
+    closed, the process alive), when so (the Adapter calls such an operation no more: repeats.py)."""
 
     def __init__(
         self,
@@ -70,6 +71,7 @@ class ExecFailure(AssertionError):
         self.requirements = requirements
         self.hung = hung
         self.oversized = oversized  # a line beyond response_line_max: the operation is not called again
+        self.stuck = "hung"  # how an operation that cannot answer (``hung`` set) is named when not called again
 
 
 class UnaskedLine(UserWarning):
@@ -94,6 +96,7 @@ class _Process:
     stderr: bytearray = field(default_factory=bytearray)
     next_id: int = 1
     asked: dict[int, str] = field(default_factory=dict)  # request id -> operation, answered or not
+    reader: threading.Thread | None = None  # copies its stderr into ``stderr`` until the pipe ends
 
 
 class ExecAdapter:
@@ -117,7 +120,7 @@ class ExecAdapter:
         self.limits = limits
         self.tiers = {row["operation"]: row["tier"] for row in spec.table("adapter-protocol", "operations").rows}
         self._process: _Process | None = None
-        self._unresponsive: str | None = None  # why the adapter is not restarted again, once a restart hung
+        self._unresponsive: tuple[str, tuple[str, ...]] | None = None  # why not restarted again, and the rule
         self.declaration: Any = None
         self.tokens: set[str] = set()  # of every process started, for the final search
         self.shutdown: str | None = None  # how the last process took end of input, once closed (ADP-020)
@@ -143,7 +146,8 @@ class ExecAdapter:
         os.set_blocking(popen.stdin.fileno(), False)  # never blocking: see write_request
         lines = ResponseLines(popen.stdout.fileno(), self.limits.response_line_max, self.limits.shown_value_max * 4)
         process = _Process(popen, token, lines)
-        threading.Thread(target=self._read_tail, args=(popen.stderr, process.stderr), daemon=True).start()
+        process.reader = threading.Thread(target=self._read_tail, args=(popen.stderr, process.stderr), daemon=True)
+        process.reader.start()
         self._process = process
         return process
 
@@ -211,7 +215,7 @@ class ExecAdapter:
         try:
             self.declaration = self._exchange(process, "describe", {}, self.limits.describe_timeout)
         except ExecFailure as exc:
-            hint = bare_interpreter(self.argv) if exc.hung is not None else ""
+            hint = bare_interpreter(self.argv) if exc.hung is not None and exc.stuck == "hung" else ""
             raise ExecStartError(f"{self.command!r} did not describe itself{hint}: {exc}", "no-declaration") from None
         return self.declaration
 
@@ -222,13 +226,15 @@ class ExecAdapter:
             process = None
         if process is None:
             if self._unresponsive is not None:  # one restart that hangs costs one deadline, not one per call
-                raise ExecFailure(f"{op}: not sent: {self._unresponsive}", ("ADP-018",), self._unresponsive)
+                why, rules = self._unresponsive
+                raise ExecFailure(f"{op}: not sent: {why}", rules, why)
             process = self._start()
             try:
                 declaration = self._exchange(process, "describe", {}, self.limits.describe_timeout)
             except ExecFailure as exc:
                 if exc.hung is not None:
-                    self._unresponsive = f"the adapter restarted for an earlier call hung at describe ({exc.hung})"
+                    earlier = f"the adapter restarted for an earlier call {exc.stuck} at describe"
+                    self._unresponsive = f"{earlier} ({exc.hung})", exc.requirements
                 raise
             if declaration != self.declaration:
                 strays = self._kill(process)
@@ -304,10 +310,12 @@ class ExecAdapter:
             half = bytes(process.lines.buffer)  # written before an exit while a child holds stdout open
             cut = f"\n  the half line: {elide(half.decode('utf-8', 'replace'), limit)!r}" if half else ""
             strays = self._kill(process)
-            if status is None:
+            if status is None:  # it can never answer: like a hang, not worth an exit_reap in every later call
                 what = "the adapter closed its stdout without answering and was still running"
                 what += f" {self.limits.exit_reap:g} s later"
-                raise ExecFailure(self._account(process, op, f"{what} (killed){strays}"))
+                failure = ExecFailure(self._account(process, op, f"{what} (killed){strays}"), hung=what)
+                failure.stuck = "closed its stdout and kept running"
+                raise failure
             what = f"the adapter ended ({how(status)}) without answering"
             what += ", after half a line (no newline)" if half else ""
             raise ExecFailure(
@@ -350,9 +358,9 @@ class ExecAdapter:
                     f"(--validate-adapter): {describe_error(error, limit)}",
                     ("ADP-015",),
                 )
-        if answered_again(process.lines, request_id):  # the second answer fails this call, not the next one
-            strays = self._kill(process)
-            what = f"malformed response: the request was answered twice (two lines carry its id){strays}"
+        if answered_again(process.lines, request_id, deadline):  # the second answer fails this call, not the next one
+            process.lines.take()  # read and dropped: the process is in step again and serves the next call
+            what = "malformed response: the request was answered twice (two lines carry its id)"
             raise ExecFailure(self._account(process, op, what, f"\n  the request's id: {request_id}"), ("ADP-016",))
         if "error" in message:
             error = message["error"]
@@ -372,7 +380,9 @@ class ExecAdapter:
         """The failure's text: its first line says what happened in words that do not change from
         call to call (no id, no line: the repeat short-cut compares first lines); ``detail``, on the
         lines after it, what does."""
-        time.sleep(0.05)  # let the stderr reader catch the adapter's last words
+        if process.reader is not None and process.popen.poll() is not None:
+            # The adapter's last words: its stderr ends once the group is killed; wait for that end, not a fixed time.
+            process.reader.join(STDERR_SETTLE)
         tail = bytes(process.stderr).decode("utf-8", "replace").strip()
         return f"{op}: {what}; adapter command {self.command!r}{detail}\nend of its stderr:\n{tail or '(empty)'}"
 

@@ -195,10 +195,15 @@ def refusal(answer: bytes, request_id: int, op: str, asked: dict[int, str]) -> t
     return None, "", message
 
 
-def answered_again(lines: ResponseLines, request_id: int) -> bool:
+def answered_again(lines: ResponseLines, request_id: int, deadline: float) -> bool:
     """Whether a second line carrying ``request_id`` came with its answer (read already, or
-    waiting in the pipe): a duplicate answer, the fault of the call it answers twice."""
+    waiting in the pipe): a duplicate answer, the fault of the call it answers twice. A line
+    begun already is read to its end (within the call's deadline): a write of more than PIPE_BUF
+    bytes reaches the reader in parts, and a busy machine may run the reader between them, so
+    what came in one write must not depend on the scheduler."""
     lines.pump(0)
+    while not lines.ready and lines.buffer and not lines.skipping and (left := deadline - time.monotonic()) > 0:
+        lines.pump(min(left, 0.1))
     extra = lines.ready[0] if lines.ready else None
     if not isinstance(extra, bytes):
         return False

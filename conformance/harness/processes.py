@@ -195,7 +195,7 @@ def group_of(pid: int) -> int:
         return 0
 
 
-def _started_here() -> set[int]:
+def started_here() -> set[int]:
     """The children this process started itself and still owns (a subprocess.Popen or a
     multiprocessing child not yet reaped): these are not orphans. A scan of the heap, so it
     runs only when a child is there to explain."""
@@ -211,7 +211,7 @@ def adopted(exclude: set[int]) -> list[int]:
     candidates = [pid for pid in children(os.getpid()) if pid not in exclude]
     if not candidates:
         return []
-    owned = _started_here()
+    owned = started_here()
     orphans = [pid for pid in candidates if pid not in owned]
     return [*orphans, *(d for pid in orphans for d in descendants(pid))]
 

@@ -12,6 +12,7 @@ the operation (54 selection tests call select_output), and the hang is the adapt
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import traceback
@@ -52,6 +53,7 @@ class First:
     input: Any
     shown: int  # at most this many characters of the input are printed (shown_value_max)
     count: int = 1
+    stuck: str = "hung"  # of a call that could not answer: what it did ("hung", "closed its stdout …")
 
     def example(self) -> str:
         shown = elide(json.dumps(self.input, ensure_ascii=False, default=repr), self.shown)
@@ -137,14 +139,16 @@ class Memory:
             return None
         first.count += 1
         return RepeatedFailure(
-            f"{operation} not called: it hung earlier in this run ({first.message}), {first.example()}; "
-            f"{first.count - 1} call(s) of it not made so far, this one included (a hung operation is "
-            "not called again, so that it costs one deadline in a run)",
+            f"{operation} not called: it {first.stuck} earlier in this run ({first.message}), {first.example()}; "
+            f"{first.count - 1} call(s) of it not made so far, this one included (an operation that could "
+            "not answer is not called again, so that it costs one wait in a run)",
             first.requirements,
         )
 
-    def hang(self, operation: str, message: str, requirements: tuple[str, ...], payload: Any) -> None:
-        self.hung.setdefault(operation, First(message, requirements, current_test(), payload, self.shown))
+    def hang(
+        self, operation: str, message: str, requirements: tuple[str, ...], payload: Any, stuck: str = "hung"
+    ) -> None:
+        self.hung.setdefault(operation, First(message, requirements, current_test(), payload, self.shown, stuck=stuck))
 
     def raised_again(
         self, operation: str, signature: object, message: str, requirements: tuple[str, ...], payload: Any
@@ -222,18 +226,26 @@ def _fold(entries: list[str]) -> list[str]:
 
 
 def _relative(filename: str, base: Path) -> str:
+    path = _resolved(filename)
     try:
-        return str(Path(filename).resolve().relative_to(base))
-    except (OSError, ValueError):
+        return filename if path is None else str(path.relative_to(base))
+    except ValueError:
         return filename
 
 
 def _inside(filename: str, home: Path) -> bool:
+    path = _resolved(filename)
+    return path is not None and (path == home or path.is_relative_to(home))
+
+
+@functools.lru_cache(maxsize=1024)
+def _resolved(filename: str) -> Path | None:
+    """A frame's file, resolved once: a RecursionError's traceback holds a thousand frames of the
+    same few files, and resolving each (a syscall per path part) cost more than the failing call."""
     try:
-        path = Path(filename).resolve()
+        return Path(filename).resolve()
     except OSError:
-        return False
-    return path == home or path.is_relative_to(home)
+        return None
 
 
 def input_key(payload: Any) -> bytes:
