@@ -112,8 +112,8 @@ def branches(spec: Spec) -> dict[str, set[tuple[str, int]]]:
                 for rid in _owners(row, ids):
                     out[rid].add((f"{area.name}.{name}", i))
         for req in area.requirements:
-            if (name := holds_table(req)) is not None:
-                out[req.id].update((f"{area.name}.{name}", i) for i in range(len(area.tables[name].rows)))
+            if (vectors := holds_table(req)) is not None:
+                out[req.id].update((f"{area.name}.{vectors}", i) for i in range(len(area.tables[vectors].rows)))
     return out
 
 
