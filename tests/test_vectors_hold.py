@@ -87,17 +87,19 @@ def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-def _shape(area: str, table: str, row: Json) -> Any:
-    """Rows whose questions may stand for each other: a selection vector only for one of its
-    binding with as many steps (a fold answers one value per step) and the same calls."""
+def _shape(area: str, table: str, row: Json, op: str) -> Any:
+    """Rows whose questions to ``op`` may stand for each other: a selection vector's steps only for
+    steps that are events alike (a fold of any binding is defined over events of another's), of its
+    own binding for select_output, and as many for fold_output (which answers one value per step)."""
     if (area, table) == ("selection", "golden_vectors"):
         events = all("event" in s for s in row["steps"])
-        return (row["binding"], len(row["steps"]), events)
+        return (events, len(row["steps"])) if op == "fold_output" else (events, row["binding"])
     return None
 
 
-def partners(area: str, table: str) -> dict[int, int]:
-    """Each row -> a row of its shape whose every stated answer differs from its own."""
+def partners(area: str, table: str, op: str) -> dict[int, int]:
+    """Each row -> a row whose question to ``op`` is of its shape and whose every stated answer
+    differs from its own."""
     rows = _SPEC.table(area, table).rows
     stated = _stated(area, table)
 
@@ -106,8 +108,9 @@ def partners(area: str, table: str) -> dict[int, int]:
 
     found = {}
     for i, row in enumerate(rows):
-        for j, other in enumerate(rows):
-            same_shape = i != j and _shape(area, table, row) == _shape(area, table, other)
+        # a row of its own binding first, where the table has bindings
+        for j, other in sorted(enumerate(rows), key=lambda jr: jr[1].get("binding") != row.get("binding")):
+            same_shape = i != j and _shape(area, table, row, op) == _shape(area, table, other, op)
             if same_shape and all(a != b for a, b in zip(answers(row), answers(other), strict=True)):
                 found[i] = j
                 break
@@ -133,7 +136,7 @@ class Case:
         out: dict[str, dict[str, Any]] = {}
         for op in self.mutated:
             swaps: dict[str, Any] = {}
-            for i, j in partners(self.area, self.table).items():
+            for i, j in partners(self.area, self.table, op).items():
                 mine, theirs = cores[op](rows[i]), cores[op](rows[j])
                 if mine is not None and theirs is not None:
                     swaps.setdefault(_key(mine), theirs)
@@ -201,8 +204,10 @@ def test_vectors_hold_is_charged_exactly_when_a_vector_fails(case: Case, tmp_pat
     stated = _stated(case.area, case.table)
     misread = {  # the rows a mutated operation the rows state is asked about
         str(rows[i]["name"])
-        for i, j in partners(case.area, case.table).items()
-        if any(op in stated and None not in (stated[op][0](rows[i]), stated[op][0](rows[j])) for op in case.mutated)
+        for op in case.mutated
+        if op in stated
+        for i, j in partners(case.area, case.table, op).items()
+        if None not in (stated[op][0](rows[i]), stated[op][0](rows[j]))
     }
     tests = [t for t in run.report["tests"] if f"::{test}[" in t["nodeid"]]
     assert len(tests) == len(rows), run.tail
@@ -218,3 +223,16 @@ def test_vectors_hold_is_charged_exactly_when_a_vector_fails(case: Case, tmp_pat
         else:
             assert entry["outcome"] == "passed", (row, entry)
     assert status[rid] == "violated", run.tail
+
+
+def test_every_vector_is_misread_by_some_case() -> None:
+    """The audit misreads every vector but two text-stream ones (a text-stream vector has no
+    select_output question, and its fold can stand only for another of as many text steps): the
+    one of no steps, whose only answer is [], and the one whose step count no other shares."""
+    never = []
+    for area, table in VECTOR_TESTS:
+        rows = _SPEC.table(area, table).rows
+        stated = _stated(area, table)
+        hit = {i for op, (core, _) in stated.items() for i, j in partners(area, table, op).items() if core(rows[i])}
+        never += [str(row["name"]) for i, row in enumerate(rows) if i not in hit]
+    assert never == ["text-non-ascii-is-kept-exactly", "text-no-steps-select-null"], never
