@@ -134,7 +134,7 @@ def _coverage(args: argparse.Namespace) -> int:
 
 def _selftest(args: argparse.Namespace) -> int:
     from conformance.harness import profiles
-    from conformance.verdict.selftest import KnownBad, run_all
+    from conformance.verdict.selftest import SEEDED_PROFILE, KnownBad, known_entries, run_all
 
     profile = args.profile or os.environ.get(profiles.VARIABLE) or "selftest"
     if profile not in profiles.PROFILES:
@@ -149,15 +149,28 @@ def _selftest(args: argparse.Namespace) -> int:
         print(f"subagent-conformance selftest: --timeout={args.timeout:g}: seconds, 0 for no limit", file=sys.stderr)
         return 2
     timeout = args.timeout or None
+    unknown = sorted(set(args.adapter) - known_entries())
+    if unknown or (args.seeds and not args.adapter):
+        why = "--seeds needs --adapter"
+        if unknown:
+            why = f"--adapter={', '.join(unknown)}: no known-bad or known-good entry"
+        print(f"subagent-conformance selftest: {why}", file=sys.stderr)
+        return 2
     print(f"profile {profile!r}; each run is killed after {f'{timeout:g} s' if timeout else 'no limit'}")
+    if args.seeds:
+        print(f"and under seeds {', '.join(map(str, args.seeds))} (profile {SEEDED_PROFILE!r})")
     failures = 0
-    print(f"{'adapter':<40}{'verdict':<12}violated")
-    for subject, verdict in run_all(args.jobs, only=args.only, profile=profile, timeout=timeout):
+    runs = run_all(
+        args.jobs, only=args.only, profile=profile, timeout=timeout, adapters=tuple(args.adapter), seeds=args.seeds
+    )
+    width = max([40, *(len(verdict.impl) + 2 for _, verdict in runs)])
+    print(f"{'adapter':<{width}}{'verdict':<12}violated")
+    for subject, verdict in runs:
         if not isinstance(subject, KnownBad):  # the reference, or a known-good variant: must pass
             ok = verdict.exit_code == 0
             kind = "reference" if subject is None else f"known-good: {subject.choice}"
             shown = ", ".join(verdict.violated) or "-"
-            print(f"{verdict.impl:<40}{'passes' if ok else 'REJECTED':<12}{shown}  ({kind})")
+            print(f"{verdict.impl:<{width}}{'passes' if ok else 'REJECTED':<12}{shown}  ({kind})")
         else:
             missing = sorted(set(subject.caught_by) - set(verdict.violated))
             wider = sorted(set(verdict.violated) - set(subject.caught_by))
@@ -166,7 +179,7 @@ def _selftest(args: argparse.Namespace) -> int:
             note = (f"  (expected also {', '.join(missing)})" if missing else "") + (
                 f"  (over-blamed: {', '.join(wider)})" if wider else ""
             )
-            print(f"{verdict.impl:<40}{'rejected' if verdict.rejected else 'ACCEPTED':<12}{caught}{note}")
+            print(f"{verdict.impl:<{width}}{'rejected' if verdict.rejected else 'ACCEPTED':<12}{caught}{note}")
         if not ok:
             failures += 1
             print(verdict.output, file=sys.stderr)
@@ -184,6 +197,13 @@ def _matrix(args: argparse.Namespace) -> int:
     if args.markdown is None and args.html is None:
         print(text, end="")
     return 0
+
+
+def _seeds(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: comma-separated integers, e.g. 1,2,3") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -236,6 +256,14 @@ def build_parser() -> argparse.ArgumentParser:
     selftest.add_argument(
         "--profile", default=None, help="the Hypothesis profile of every run (default: $SUBAGENT_CONFORMANCE_PROFILE, "
         "else selftest); e.g. thorough",
+    )  # fmt: skip
+    selftest.add_argument(
+        "--adapter", action="append", default=[], metavar="MODULE",
+        help="run only this known-bad or known-good entry (repeatable), without the reference",
+    )  # fmt: skip
+    selftest.add_argument(
+        "--seeds", type=_seeds, default=(), metavar="N,N,…",
+        help="also run each --adapter under these Hypothesis seeds (random profile 'default'), e.g. 1,2,3",
     )  # fmt: skip
     selftest.add_argument(
         "--timeout", type=float, default=600, help="seconds before a run is killed (0: no limit; default: %(default)s)"

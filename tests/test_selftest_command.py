@@ -53,3 +53,35 @@ def test_a_run_past_its_limit_is_killed_and_fails_saying_so(tmp_path: Path) -> N
     verdict = selftest.run_suite("reference_impl", [*selftest.tier_modules(("spec",)), str(module)], timeout=3)
     assert verdict.exit_code != 0 and not verdict.rejected
     assert "was still going after 3 s and was killed" in verdict.output
+
+
+def test_named_entries_run_alone_under_the_profile_and_each_seed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--adapter M --seeds 1,2` runs M (no reference) under the profile, then under each seed
+    with a profile that is not derandomized, and says which run showed what."""
+    seen: list[tuple[str, list[str], str | None]] = []
+    bad = selftest.known_bad_adapters()[0]
+
+    def fake(impl: str, args: list[str], *, timeout: float | None = 600, profile: str | None = None) -> Verdict:
+        seen.append((impl, args, profile))
+        return Verdict(impl, 1, bad.caught_by, "")
+
+    monkeypatch.setattr(selftest, "run_suite", fake)
+    assert main(["selftest", "--adapter", bad.module, "--profile", "ci", "--seeds", "1,2", "--jobs", "1"]) == 0
+    tiers = selftest.tier_modules(bad.tiers)
+    assert seen == [
+        (bad.module, tiers, "ci"),
+        (bad.module, [*tiers, "--hypothesis-seed=1"], selftest.SEEDED_PROFILE),
+        (bad.module, [*tiers, "--hypothesis-seed=2"], selftest.SEEDED_PROFILE),
+    ]
+    assert selftest.SEEDED_PROFILE == "default"  # the one profile that is not derandomized at ci's budget
+    out = capsys.readouterr().out
+    assert f"{bad.module} (seed 2)" in out and "ACCEPTED" not in out
+
+
+def test_seeds_without_adapters_or_an_unknown_adapter_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["selftest", "--seeds", "1"]) == 2
+    assert "--seeds needs --adapter" in capsys.readouterr().err
+    assert main(["selftest", "--adapter", "bad_no_such_thing"]) == 2
+    assert "--adapter=bad_no_such_thing: no known-bad or known-good entry" in capsys.readouterr().err

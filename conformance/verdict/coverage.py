@@ -78,6 +78,7 @@ class RequirementGate:
         self.requirement_ids = requirement_ids
         self.tests: dict[str, list[str]] = {}
         self.reached: set[tuple[str, int]] = set()  # (area.table, row index): conformance/verdict/reach.py
+        self.reached_by: dict[str, set[tuple[str, int]]] = {}  # requirement -> the rows its tests reach
         self.modules: set[Path] = set()
         self.collected = 0
         self.scope = Scope(conformance=False, project=False)
@@ -91,9 +92,11 @@ class RequirementGate:
 
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         self.collected += 1
+        rows = set(reached(item))
         for rid in self.requirement_ids(item):
             self.tests.setdefault(rid, []).append(item.nodeid)
-        self.reached.update(reached(item))
+            self.reached_by.setdefault(rid, set()).update(rows)
+        self.reached.update(rows)
 
     def _scope(self, session: pytest.Session) -> Scope:
         if len(session.items) < self.collected or any("::" in arg for arg in session.config.args):

@@ -12,13 +12,14 @@ every row that no collected test reaches.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 import pytest
 from hypothesis import settings
 
-from conformance.spec import Spec
+from conformance.spec import Requirement, Spec
 from conformance.verdict.structured_reads import implied
 
 REACHES_MARKER = "reaches"
@@ -77,4 +78,54 @@ def unreached(spec: Spec, reached_rows: Iterable[tuple[str, int]]) -> list[str]:
             for index, row in enumerate(table.rows):
                 if (f"{area.name}.{table.name}", index) not in seen:
                     out.append(f"{area.name}.{table.name}[{index}] ({row_id(row, index)})")
+    return out
+
+
+# --------------------------------------------------------------------------- a requirement's branches
+
+_HOLDS = re.compile(r"^\s*For every row of table `(\w+_vectors)`")
+
+
+def holds_table(requirement: Requirement) -> str | None:
+    """The golden-vector table whose rows ``requirement`` says hold ("For every row of table
+    `T_vectors`"), if it is such a requirement."""
+    match = _HOLDS.match(requirement.text)
+    return match.group(1) if match and match.group(1) in requirement.tables else None
+
+
+def _owners(row: dict[str, Any], ids: frozenset[str]) -> set[str]:
+    """The requirement IDs a row names in its own cells (covers, requirement, breaks, …)."""
+    cells = [x for v in row.values() for x in (v if isinstance(v, list) else [v])]
+    return {x for x in cells if isinstance(x, str) and x in ids}
+
+
+def branches(spec: Spec) -> dict[str, set[tuple[str, int]]]:
+    """Each requirement's named branches, as (area.table, row index): every row of the golden-vector
+    table it says holds, and every row of any table whose own cells name it (a vector's ``covers``,
+    a row's ``requirement``). A table whose rows name no requirement is data a text reads, not a
+    list of branches, and gives none."""
+    ids = frozenset(req.id for req in spec.requirements())
+    out: dict[str, set[tuple[str, int]]] = {rid: set() for rid in ids}
+    for area in spec.areas.values():
+        for name, table in area.tables.items():
+            for i, row in enumerate(table.rows):
+                for rid in _owners(row, ids):
+                    out[rid].add((f"{area.name}.{name}", i))
+        for req in area.requirements:
+            if (vectors := holds_table(req)) is not None:
+                out[req.id].update((f"{area.name}.{vectors}", i) for i in range(len(area.tables[vectors].rows)))
+    return out
+
+
+def unreached_branches(
+    spec: Spec, reached_by: Mapping[str, set[tuple[str, int]]], exempt: Collection[str] = ()
+) -> list[str]:
+    """Every branch of a requirement that no test naming it reaches (``reached_by``: requirement ->
+    the rows its tests reach), as ``REQ: area.table[index] (name)``; ``exempt`` tables skipped."""
+    out = []
+    for rid, rows in branches(spec).items():
+        for table, index in sorted(rows - reached_by.get(rid, set())):
+            if table not in exempt:
+                area, name = table.split(".", 1)
+                out.append(f"{rid}: {table}[{index}] ({row_id(spec.table(area, name).rows[index], index)})")
     return out

@@ -6,6 +6,7 @@ rejection is a failing self-test, just as a missed bug is."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -129,20 +130,57 @@ def run_suite(impl: str, args: list[str], *, timeout: float | None = 600, profil
 Subject = KnownBad | KnownGood | None  # None: the reference
 
 
+# The profile of a run under an explicit seed: one that is not derandomized (a derandomized
+# profile, as ci and selftest are, ignores --hypothesis-seed), with ci's example budget.
+SEEDED_PROFILE = "default"
+
+
 def run_all(
-    parallel: int | None = None, *, only: str | None = None, profile: str | None = None, timeout: float | None = 600
+    parallel: int | None = None,
+    *,
+    only: str | None = None,
+    profile: str | None = None,
+    timeout: float | None = 600,
+    adapters: tuple[str, ...] = (),
+    seeds: tuple[int, ...] = (),
 ) -> list[tuple[Subject, Verdict]]:
     """The reference and every known-good variant (each expected to pass its tiers whole), and
     every known-bad adapter over the whole of its tiers, so that its violated set can be compared
     with ``caught_by`` exactly (tests/test_known_bad.py checks the same on the caught_by tests only).
     ``only="good"`` or ``"bad"`` keeps the reference (over the tiers of the kept adapters) and one
-    kind; ``profile`` and ``timeout`` go to every run (:func:`run_suite`)."""
+    kind; ``profile`` and ``timeout`` go to every run (:func:`run_suite`).
+
+    ``adapters`` names known-bad or known-good entries to run alone (no reference), each under
+    ``profile`` and then once under each of ``seeds`` (profile SEEDED_PROFILE, random but
+    reproducible): a verdict that must hold every run is checked under other draws than the
+    derandomized ones (issue #28). The seeded verdicts' ``impl`` says "MODULE (seed N)"."""
     bad = known_bad_adapters() if only != "good" else []
     good = known_good_adapters() if only != "bad" else []
-    tiers = tuple(sorted({t for a in bad for t in a.tiers} | {t for g in good for t in g.tiers}))
-    jobs: list[tuple[Subject, str, list[str]]] = [(None, "reference_impl", tier_modules(tiers))]
-    jobs += [(a, a.module, tier_modules(a.tiers)) for a in good]
-    jobs += [(a, a.module, tier_modules(a.tiers)) for a in bad]
+    subjects: list[KnownBad | KnownGood] = [*good, *bad]
+    jobs: list[tuple[Subject, str, list[str], str | None]] = []
+    if adapters:
+        entries: dict[str, KnownBad | KnownGood] = {a.module: a for a in subjects}
+        for name in adapters:
+            entry = entries[name]
+            jobs.append((entry, name, tier_modules(entry.tiers), profile))
+            for seed in seeds:
+                args = [*tier_modules(entry.tiers), f"--hypothesis-seed={seed}"]
+                jobs.append((entry, f"{name} (seed {seed})", args, SEEDED_PROFILE))
+    else:
+        tiers = tuple(sorted({t for a in bad for t in a.tiers} | {t for g in good for t in g.tiers}))
+        jobs = [(None, "reference_impl", tier_modules(tiers), profile)]
+        jobs += [(a, a.module, tier_modules(a.tiers), profile) for a in subjects]
     with ThreadPoolExecutor(max_workers=parallel or os.cpu_count() or 2) as pool:
-        verdicts = list(pool.map(lambda job: run_suite(job[1], job[2], timeout=timeout, profile=profile), jobs))
+        verdicts = list(pool.map(lambda job: _run(job[1], job[2], timeout, job[3]), jobs))
     return [(job[0], verdict) for job, verdict in zip(jobs, verdicts, strict=True)]
+
+
+def known_entries() -> set[str]:
+    """The module names of every known-bad and known-good entry."""
+    return {a.module for a in known_bad_adapters()} | {g.module for g in known_good_adapters()}
+
+
+def _run(label: str, args: list[str], timeout: float | None, profile: str | None) -> Verdict:
+    """One run of ``label`` ("MODULE" or "MODULE (seed N)"), the verdict named by the label."""
+    verdict = run_suite(label.split(" ", 1)[0], args, timeout=timeout, profile=profile)
+    return dataclasses.replace(verdict, impl=label)
