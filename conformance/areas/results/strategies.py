@@ -24,6 +24,7 @@ from conformance.areas.results.oracle import (
     expected_rendering,
     expected_settlement,
 )
+from conformance.areas.selection.logs import CALL_ID_FORMS
 from conformance.areas.selection.strategies import (
     NONE,
     UNKNOWN_TURN_ENDS,
@@ -74,7 +75,14 @@ def content_blocks() -> st.SearchStrategy[list[Json]]:
     block = st.one_of(
         st.builds(lambda t: {"type": "text", "text": t}, delta_text),
         st.builds(lambda t: {"type": "reasoning", "text": t}, delta_text),
-        st.just({"type": "tool-call", "id": "call_1", "name": "read", "arguments": "{}"}),
+        # Ids and names are any non-empty string (the schema): the whole of Unicode, every id form
+        # of CALL_ID_FORMS (astral, right-to-left, combining, long) among them.
+        st.builds(
+            lambda i, n, a: {"type": "tool-call", "id": i, "name": n, "arguments": a},
+            st.one_of(st.sampled_from([f.format(n=1) for f in CALL_ID_FORMS]), any_text(min_size=1, max_size=20)),
+            st.one_of(st.sampled_from(["read", "读取_😀"]), any_text(min_size=1, max_size=12)),
+            st.sampled_from(["{}", '{"path": "שלום/😀"}']),
+        ),
         # An image in upstream's shape, and block types no vocabulary names (merge-extensible).
         st.sampled_from(WHOLE_BLOCKS).map(copy.deepcopy),
     )
