@@ -80,11 +80,16 @@ def unclaimed_parts(adapter: Adapter) -> dict[str, str]:
 
 
 def check_job(
-    adapter: Adapter, spec: Spec, request: Json, expected: Json | None = None, label: str = "Observe background"
+    adapter: Adapter,
+    spec: Spec,
+    request: Json,
+    expected: Json | None = None,
+    label: str = "Observe background",
+    job_id: str = "subagent-1",
 ) -> tuple[Json, str | None]:
     """job_outcome, then job_output and job_notice held to the adapter's own (accepted) outcome.
-    ``expected`` overrides the oracle (a vector's value); ``label`` is the Job's label in its
-    completion notice."""
+    ``expected`` overrides the oracle (a vector's value); ``label`` and ``job_id`` name the Job
+    in its completion notice."""
     actual = check_outcome(adapter, spec, request, expected)
     if not adapter.claims("operations", "job_output"):
         return actual, None  # job_outcome claimed alone: checked on its own (SHOWN_ONLY_BY says what is not)
@@ -102,7 +107,7 @@ def check_job(
             sections={"the adapter's job_outcome for the same input": dump(actual)},
         )
     if adapter.claims("operations", "job_notice"):
-        check_job_notice(adapter, spec, {"jobId": "subagent-1", "label": label, "settled": request}, actual)
+        check_job_notice(adapter, spec, {"jobId": job_id, "label": label, "settled": request}, actual)
     return actual, text
 
 

@@ -82,12 +82,37 @@ def astral_label_cases(row: Json) -> list[tuple[Json, str]]:
     return [(result, label) for label in ASTRAL_LABELS]
 
 
-job_ids = st.sampled_from(["subagent-1", "subagent-2", "subagent-17"])
+#: Ids the schema admits (a non-empty printable-ASCII string, BGD-013: Job and session ids are
+#: ASCII, so no id leaves the BMP) that a copy by pattern replacement would change: ``$``
+#: sequences (JavaScript's String.replace), backslashes and group references (Python's re.sub),
+#: braces (a template's own ``{id}``), and one long enough that a notice summary cuts it. Each
+#: is checked in every run (HOSTILE_IDS with each row), beside drawn ids.
+HOSTILE_IDS: tuple[str, ...] = (
+    "subagent-1",
+    "$&$'$`$$$1",
+    "\\0\\g<0>\\1\\n",
+    "{id}{0}%s%d",
+    "~!@#^*()_+-=[]|;:'\",.<>/?" + "x" * 140,
+)
+_PRINTABLE_ASCII = st.characters(min_codepoint=0x21, max_codepoint=0x7E)
+
+job_ids = st.one_of(
+    st.sampled_from(["subagent-1", "subagent-2", "subagent-17", *HOSTILE_IDS]),
+    st.text(alphabet=_PRINTABLE_ASCII, min_size=1, max_size=64),
+)
 
 child_ids = st.one_of(
-    st.sampled_from(["child-1", "sess-child", "00000000-0000-4000-8000-000000000017"]),
-    st.text(alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=120),
+    st.sampled_from(["child-1", "sess-child", "00000000-0000-4000-8000-000000000017", *HOSTILE_IDS]),
+    st.text(alphabet=_PRINTABLE_ASCII, min_size=1, max_size=120),
 )
+
+
+def hostile_notice_requests(row: Json) -> list[Json]:
+    """Deterministic settlement_notice inputs of a notice_summaries row: each of HOSTILE_IDS as the
+    child id (copied into the notice and counted by its summary's bound, BGD-011 and BGD-012)."""
+    stop = ODD_STOP_REASONS[0] if row["stop_reason"] == "unknown" else str(row["stop_reason"])
+    output = [{"type": "text", "text": "closing message"}]
+    return [{"childId": child, "result": {"output": output, "stopReason": stop}} for child in HOSTILE_IDS]
 
 
 def notice_requests(stop_reasons: st.SearchStrategy[str]) -> st.SearchStrategy[Json]:
