@@ -23,6 +23,7 @@ from conformance.areas.background.oracle import (
     expected_notice,
     expected_outcome,
     job_notice_accepted,
+    summary_cuts,
 )
 from conformance.areas.results.oracle import expected_rendering
 from conformance.harness.adapter import Adapter
@@ -170,10 +171,18 @@ def check_same_diagnostic_in_the_foreground(adapter: Adapter, spec: Spec, result
         )
 
 
+def _other_cut(spec: Spec, want: Json, actual: Any) -> bool:
+    """Whether ``actual`` is ``want`` but for another cut BGD-012 accepts inside a surrogate pair
+    (a stop reason outside the vocabulary may hold astral characters)."""
+    if not (isinstance(actual, dict) and {**actual, "summary": want["summary"]} == want):
+        return False
+    return actual["summary"] in summary_cuts(spec, str(want["content"][0]["text"]))
+
+
 def check_notice(adapter: Adapter, spec: Spec, request: Json, expected: Json | None = None) -> Json:
     want = expected if expected is not None else expected_notice(spec, request)
     actual: Json = adapter.call("settlement_notice", request)
-    if actual != want:
+    if actual != want and not _other_cut(spec, want, actual):
         blamed = notice_blame(spec, request, actual)
         raise Violation(blamed, operation="settlement_notice", input=request, expected=want, actual=actual)
     return actual

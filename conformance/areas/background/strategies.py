@@ -14,6 +14,9 @@ from hypothesis import strategies as st
 from conformance.areas.background.oracle import (
     ODD_STOP_REASONS,
     Json,
+    summary_line,
+    tables,
+    utf16_units,
 )
 from conformance.areas.diagnostic.oracle import bound
 from conformance.areas.results.strategies import content_blocks, diagnostics, subagent_results
@@ -107,12 +110,29 @@ child_ids = st.one_of(
 )
 
 
+def pair_cut_stop_reason(spec: Any, child_id: str) -> str:
+    """A stop reason outside the vocabulary whose notice summary the bound cuts between the two
+    units of a surrogate pair (BGD-012 allows three forms there, as BGD-018 does)."""
+    head = summary_line(spec, child_id, "")
+    head = head[: head.index(tables(spec).notice["abnormal_close"])]
+    return "x" * (tables(spec).summary_max - 2 - utf16_units(head)) + "😀" * 8
+
+
 def hostile_notice_requests(row: Json) -> list[Json]:
     """Deterministic settlement_notice inputs of a notice_summaries row: each of HOSTILE_IDS as the
-    child id (copied into the notice and counted by its summary's bound, BGD-011 and BGD-012)."""
-    stop = ODD_STOP_REASONS[0] if row["stop_reason"] == "unknown" else str(row["stop_reason"])
+    child id (copied into the notice and counted by its summary's bound, BGD-011 and BGD-012),
+    and for the abnormal arm each of ODD_STOP_REASONS too."""
     output = [{"type": "text", "text": "closing message"}]
-    return [{"childId": child, "result": {"output": output, "stopReason": stop}} for child in HOSTILE_IDS]
+    if row["stop_reason"] != "unknown":
+        stop = str(row["stop_reason"])
+        return [{"childId": child, "result": {"output": output, "stopReason": stop}} for child in HOSTILE_IDS]
+    # The abnormal arm: every stop reason outside the vocabulary with every id, the long Unicode
+    # one (cut by the summary bound, BGD-012, in UTF-16 code units) among them.
+    return [
+        {"childId": child, "result": {"output": output, "stopReason": stop}}
+        for child in HOSTILE_IDS
+        for stop in ODD_STOP_REASONS
+    ]
 
 
 def notice_requests(stop_reasons: st.SearchStrategy[str]) -> st.SearchStrategy[Json]:

@@ -49,7 +49,7 @@ Json = dict[str, Any]
 
 #: Stop reasons a returned result may carry beyond the contract's five (the union is
 #: merge-extensible; upstream's own tests use these two).
-EXTENSION_STOP_REASONS = ("paused", "frobnicated")
+EXTENSION_STOP_REASONS = ("paused", "frobnicated", "停止😀 שלום e\u0301")
 
 
 def diagnostic_stop_reasons(spec: Spec) -> list[str]:
