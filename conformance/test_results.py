@@ -29,6 +29,7 @@ from conformance.areas.results.strategies import (
     one_shot_requests,
     out_of_process_requests,
     rendered_results,
+    unicode_out_of_process_requests,
 )
 from conformance.harness.adapter import Adapter
 from conformance.harness.claims import settlement_of
@@ -198,6 +199,12 @@ _OUT_OF_PROCESS = row_params(
 @requirement(*_RESULT_FIELDS)
 @pytest.mark.parametrize("row", _OUT_OF_PROCESS)
 def test_out_of_process_settlement_follows_its_row(adapter: Adapter, spec: Spec, row: Json) -> None:
+    claimed = [str(b) for b in spec.vocabulary("selection.binding").values if adapter.claims("bindings", str(b))]
+    for request in (
+        unicode_out_of_process_requests(spec, claimed[0], row["attempt"], row["cancelled"]) if claimed else []
+    ):
+        _settle(adapter, spec, request)  # output, stop reasons and diagnostics from all of Unicode, every run
+
     @share(len(_OUT_OF_PROCESS))
     @given(request=_claimed(adapter, out_of_process_requests(spec, row["attempt"], row["cancelled"])))
     def check(request: Json) -> None:

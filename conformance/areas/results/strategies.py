@@ -27,6 +27,7 @@ from conformance.areas.results.oracle import (
 from conformance.areas.selection.logs import CALL_ID_FORMS
 from conformance.areas.selection.strategies import (
     NONE,
+    UNICODE_TEXT,
     UNKNOWN_TURN_ENDS,
     WHOLE_BLOCKS,
     delta_text,
@@ -168,6 +169,39 @@ def out_of_process_requests(draw: st.DrawFn, spec: Spec, outcome: str, cancelled
         "cancelled": cancelled,
         "attempt": attempt,
     }
+
+
+#: An output from the whole of Unicode: text, a tool call whose id and name leave the BMP, and
+#: blocks that arrive whole (an image, a type no vocabulary names).
+UNICODE_OUTPUT: tuple[Json, ...] = (
+    {"type": "text", "text": UNICODE_TEXT},
+    {"type": "tool-call", "id": CALL_ID_FORMS[0].format(n=1), "name": "读取_😀", "arguments": '{"p": "שלום"}'},
+    *WHOLE_BLOCKS,
+)
+#: Diagnostics from the whole of Unicode: a short one, and one past the 4096-byte bound made of
+#: astral characters, combining marks and right-to-left text, so the bound cuts inside them.
+UNICODE_DIAGNOSTICS = (
+    "Product subagent failure: 😀 שלום e\u0301",
+    "😀e\u0301\u0308שלום\u200f" * 300,
+)
+
+
+def unicode_out_of_process_requests(spec: Spec, binding: str, outcome: str, cancelled: bool) -> list[Json]:
+    """Fixed out-of-process runs of one out_of_process_settlement row, every run: a returned
+    result with UNICODE_OUTPUT under each stop reason outside the contract's five, with each
+    of UNICODE_DIAGNOSTICS and without one; a rejection with each diagnostic. No step is folded,
+    so the settled output and diagnostic are copied or bounded from the attempt alone."""
+    base: Json = {"binding": binding, "shape": "one-shot", "driver": "out-of-process", "steps": [], "boundary": 0}
+    attempts: list[Json] = []
+    if outcome == "returned":
+        for stop in EXTENSION_STOP_REASONS:
+            result: Json = {"output": copy.deepcopy(list(UNICODE_OUTPUT)), "stopReason": stop}
+            attempts.append({"outcome": "returned", "result": result})
+            for diagnostic in UNICODE_DIAGNOSTICS:
+                attempts.append({"outcome": "returned", "result": {**result, "diagnostic": diagnostic}})
+    else:
+        attempts = [{"outcome": "rejected", "diagnostic": d} for d in UNICODE_DIAGNOSTICS]
+    return [{**base, "cancelled": cancelled, "attempt": attempt} for attempt in attempts]
 
 
 #: Partial texts made only of whitespace (ECMAScript's, Python's only, none of trim()'s), each
