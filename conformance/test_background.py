@@ -39,6 +39,7 @@ from conformance.areas.background.strategies import (
     results_of_row,
     stop_reasons_of,
 )
+from conformance.areas.results.strategies import UNICODE_OUTPUT
 from conformance.areas.texts import any_text
 from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, load_spec
@@ -139,6 +140,7 @@ def test_job_outcome_of_any_result(adapter: Adapter, claim: Claim, spec: Spec, r
     fixed = [*boundary_results(spec, row), *(result for result, _ in astral_label_cases(row))]
     for job_id in HOSTILE_IDS:  # ids a copy by pattern replacement changes, every run (BGD-017)
         check_job(adapter, spec, {"result": fixed[0]}, job_id=job_id)
+    check_job(adapter, spec, {"result": {**fixed[0], "output": list(UNICODE_OUTPUT)}})  # all of Unicode, whole blocks
 
     @share(_OUTCOME_ROWS)
     @given(result=results_of_row(spec, row), label=labels, job_id=job_ids)

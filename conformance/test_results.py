@@ -30,6 +30,7 @@ from conformance.areas.results.strategies import (
     out_of_process_requests,
     rendered_results,
     unicode_out_of_process_requests,
+    unicode_rendered_results,
 )
 from conformance.harness.adapter import Adapter
 from conformance.harness.claims import settlement_of
@@ -252,6 +253,8 @@ def test_rendering_follows_the_headline_and_fragment_tables(
     _any_binding(adapter)
     for blank in blank_partial_results(spec, stop, diagnostic) if text else []:  # a stratum, every run
         check_rendering(spec, blank, expected_rendering(spec, blank), adapter.call("render_tool_result", blank))
+    for fixed in unicode_rendered_results(stop, diagnostic, text):  # all of Unicode, whole blocks: every run
+        check_rendering(spec, fixed, expected_rendering(spec, fixed), adapter.call("render_tool_result", fixed))
 
     @share(len(_RENDER_CASES))
     @given(result=rendered_results(spec, stop, diagnostic, text))

@@ -7,6 +7,7 @@ in every run.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from hypothesis import strategies as st
@@ -19,7 +20,7 @@ from conformance.areas.background.oracle import (
     utf16_units,
 )
 from conformance.areas.diagnostic.oracle import bound
-from conformance.areas.results.strategies import content_blocks, diagnostics, subagent_results
+from conformance.areas.results.strategies import UNICODE_OUTPUT, content_blocks, diagnostics, subagent_results
 from conformance.areas.texts import any_text
 
 
@@ -122,7 +123,7 @@ def hostile_notice_requests(row: Json) -> list[Json]:
     """Deterministic settlement_notice inputs of a notice_summaries row: each of HOSTILE_IDS as the
     child id (copied into the notice and counted by its summary's bound, BGD-011 and BGD-012),
     and for the abnormal arm each of ODD_STOP_REASONS too."""
-    output = [{"type": "text", "text": "closing message"}]
+    output = [{"type": "text", "text": "closing message"}, *copy.deepcopy(list(UNICODE_OUTPUT))]  # copied whole
     if row["stop_reason"] != "unknown":
         stop = str(row["stop_reason"])
         return [{"childId": child, "result": {"output": output, "stopReason": stop}} for child in HOSTILE_IDS]

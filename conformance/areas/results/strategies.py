@@ -204,6 +204,20 @@ def unicode_out_of_process_requests(spec: Spec, binding: str, outcome: str, canc
     return [{**base, "cancelled": cancelled, "attempt": attempt} for attempt in attempts]
 
 
+def unicode_rendered_results(stop: str | None, diagnostic: bool, text: bool) -> list[Json]:
+    """A fixed result of one headline row (``stop``; None: each stop reason outside the five)
+    with UNICODE_OUTPUT (without its text block where the row has no partial text) and a
+    Unicode diagnostic, so a rendering copies such text, and skips such blocks, in every run."""
+    output = [copy.deepcopy(b) for b in UNICODE_OUTPUT if text or b["type"] != "text"]
+    found = []
+    for stop_reason in [stop] if stop is not None else list(EXTENSION_STOP_REASONS):
+        result: Json = {"output": output, "stopReason": stop_reason}
+        if diagnostic:
+            result["diagnostic"] = UNICODE_DIAGNOSTICS[0]
+        found.append(result)
+    return found
+
+
 #: Partial texts made only of whitespace (ECMAScript's, Python's only, none of trim()'s), each
 #: split over two text blocks too: non-empty, so RES-025 shows them (a check that trims first drops them).
 BLANK_PARTIAL_TEXTS = (" ", "\n", "\t \r\n", "\u00a0\u3000\ufeff", "\u001c\u0085", "\u2028")
