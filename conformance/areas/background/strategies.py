@@ -20,7 +20,13 @@ from conformance.areas.background.oracle import (
     utf16_units,
 )
 from conformance.areas.diagnostic.oracle import bound
-from conformance.areas.results.strategies import UNICODE_OUTPUT, content_blocks, diagnostics, subagent_results
+from conformance.areas.results.strategies import (
+    UNICODE_DIAGNOSTICS,
+    UNICODE_OUTPUT,
+    content_blocks,
+    diagnostics,
+    subagent_results,
+)
 from conformance.areas.texts import any_text
 
 
@@ -49,13 +55,14 @@ def results_of_row(spec: Any, row: Json) -> st.SearchStrategy[Json]:
 
 
 def boundary_results(spec: Any, row: Json) -> list[Json]:
-    """Deterministic results of a row with a diagnostic at the bound, multi-line, or empty."""
+    """Deterministic results of a row with a diagnostic at the bound (CJK, ASCII, or astral,
+    combining and right-to-left characters), multi-line, or empty."""
     if not row["diagnostic"]:
         return []
     cut = _bounded(spec)
     stop = ODD_STOP_REASONS[0] if row["stop_reason"] == "unknown" else str(row["stop_reason"])
     output = [{"type": "text", "text": "partial assistant text"}]
-    texts = [cut("权限" * 4096), cut("x" * 4096), "line one\nline two\n", ""]
+    texts = [cut("权限" * 4096), cut("x" * 4096), "line one\nline two\n", "", cut(UNICODE_DIAGNOSTICS[1])]
     return [{"output": output, "stopReason": stop, "diagnostic": d} for d in texts]
 
 
