@@ -27,14 +27,19 @@ from conformance.areas.background.checks import (
 )
 from conformance.areas.background.oracle import row_requirement, tables
 from conformance.areas.background.strategies import (
+    HOSTILE_IDS,
     astral_label_cases,
     boundary_results,
+    hostile_notice_requests,
+    job_ids,
     labels,
     notice_requests,
+    pair_cut_stop_reason,
     planted_result,
     results_of_row,
     stop_reasons_of,
 )
+from conformance.areas.results.strategies import UNICODE_OUTPUT
 from conformance.areas.texts import any_text
 from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, load_spec
@@ -132,11 +137,15 @@ def test_job_outcome_of_any_result(adapter: Adapter, claim: Claim, spec: Spec, r
         check_same_diagnostic_in_the_foreground(adapter, spec, result)
     for result, label in astral_label_cases(row):  # BGD-018 on its own: astral labels, no diagnostic
         check_job(adapter, spec, {"result": result}, label=label)
+    fixed = [*boundary_results(spec, row), *(result for result, _ in astral_label_cases(row))]
+    for job_id in HOSTILE_IDS:  # ids a copy by pattern replacement changes, every run (BGD-017)
+        check_job(adapter, spec, {"result": fixed[0]}, job_id=job_id)
+    check_job(adapter, spec, {"result": {**fixed[0], "output": list(UNICODE_OUTPUT)}})  # all of Unicode, whole blocks
 
     @share(_OUTCOME_ROWS)
-    @given(result=results_of_row(spec, row), label=labels)
-    def check(result: Json, label: str) -> None:
-        check_job(adapter, spec, {"result": result}, label=label)
+    @given(result=results_of_row(spec, row), label=labels, job_id=job_ids)
+    def check(result: Json, label: str, job_id: str) -> None:
+        check_job(adapter, spec, {"result": result}, label=label, job_id=job_id)
         check_same_diagnostic_in_the_foreground(adapter, spec, result)
 
     check()
@@ -196,6 +205,12 @@ _SUMMARY_PARAMS = _summary_params()
 def test_notice_of_any_epoch(adapter: Adapter, claim: Claim, spec: Spec, row: Json) -> None:
     """Any continuable epoch's result of this stop reason, with and without a closing message."""
     _notices(claim)
+    for request in hostile_notice_requests(row):  # child ids a copy by pattern replacement changes
+        check_notice(adapter, spec, request)
+    if row["stop_reason"] == "unknown":  # the summary bound cuts inside a surrogate pair
+        output = [{"type": "text", "text": "closing message"}]
+        stop = pair_cut_stop_reason(spec, "child-1")
+        check_notice(adapter, spec, {"childId": "child-1", "result": {"output": output, "stopReason": stop}})
 
     @share(len(_SUMMARY_PARAMS))
     @given(request=notice_requests(stop_reasons_of(row)))

@@ -19,7 +19,7 @@ from conformance.areas.claude_code.canaries import planted_scenarios, replace_ca
 from conformance.areas.codex.canaries import PLANTERS, instantiate, planted_runs
 from conformance.areas.diagnostic.bound_checks import bound_applicable, bound_as_vector, bound_violation
 from conformance.areas.diagnostic.oracle import bound
-from conformance.areas.diagnostic.strategies import texts_beyond, texts_within
+from conformance.areas.diagnostic.strategies import marked_texts_beyond, texts_beyond, texts_within
 from conformance.areas.results.strategies import content_blocks, diagnostic_stop_reasons
 from conformance.areas.selection.strategies import steps_for
 from conformance.harness.adapter import Adapter
@@ -60,13 +60,19 @@ def test_bound_cuts_a_longer_text_on_a_code_point_boundary(adapter: Adapter) -> 
     point or keeps too little."""
     bound_applicable(adapter)
 
-    @given(text=texts_beyond(_BOUND.limit))
-    def check(text: str) -> None:
+    def check_one(text: str) -> None:
         assert len(text.encode()) > _BOUND.limit, "the strategy drew a text within the limit"
         actual = adapter.call("bound_diagnostic", {"text": text})["text"]
         expected = _BOUND.expected(text)
         if actual != expected:
             raise bound_violation(_BOUND, text, expected, actual, bound_as_vector(_BOUND, text, expected))
+
+    for text in marked_texts_beyond(_BOUND.limit, _BOUND.budget):  # combining marks and RTL at the cut
+        check_one(text)
+
+    @given(text=texts_beyond(_BOUND.limit))
+    def check(text: str) -> None:
+        check_one(text)
 
     check()
 

@@ -29,6 +29,8 @@ from conformance.areas.results.strategies import (
     one_shot_requests,
     out_of_process_requests,
     rendered_results,
+    unicode_out_of_process_requests,
+    unicode_rendered_results,
 )
 from conformance.harness.adapter import Adapter
 from conformance.harness.claims import settlement_of
@@ -198,6 +200,12 @@ _OUT_OF_PROCESS = row_params(
 @requirement(*_RESULT_FIELDS)
 @pytest.mark.parametrize("row", _OUT_OF_PROCESS)
 def test_out_of_process_settlement_follows_its_row(adapter: Adapter, spec: Spec, row: Json) -> None:
+    claimed = [str(b) for b in spec.vocabulary("selection.binding").values if adapter.claims("bindings", str(b))]
+    for request in (
+        unicode_out_of_process_requests(spec, claimed[0], row["attempt"], row["cancelled"]) if claimed else []
+    ):
+        _settle(adapter, spec, request)  # output, stop reasons and diagnostics from all of Unicode, every run
+
     @share(len(_OUT_OF_PROCESS))
     @given(request=_claimed(adapter, out_of_process_requests(spec, row["attempt"], row["cancelled"])))
     def check(request: Json) -> None:
@@ -245,6 +253,8 @@ def test_rendering_follows_the_headline_and_fragment_tables(
     _any_binding(adapter)
     for blank in blank_partial_results(spec, stop, diagnostic) if text else []:  # a stratum, every run
         check_rendering(spec, blank, expected_rendering(spec, blank), adapter.call("render_tool_result", blank))
+    for fixed in unicode_rendered_results(stop, diagnostic, text):  # all of Unicode, whole blocks: every run
+        check_rendering(spec, fixed, expected_rendering(spec, fixed), adapter.call("render_tool_result", fixed))
 
     @share(len(_RENDER_CASES))
     @given(result=rendered_results(spec, stop, diagnostic, text))

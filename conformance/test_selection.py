@@ -23,11 +23,11 @@ from conformance.areas.selection.oracle import (
     stream_rules_reached,
 )
 from conformance.areas.selection.probes import Fold
-from conformance.areas.selection.strategies import steps_for
+from conformance.areas.selection.strategies import raw_text_logs, steps_for, unicode_id_logs
 from conformance.harness.adapter import Adapter
 from conformance.spec import Spec, load_spec
 from conformance.verdict.blame import Violation, golden_vector
-from conformance.verdict.reach import row_params
+from conformance.verdict.reach import row_params, share
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"fold_output", "select_output"})
@@ -229,3 +229,49 @@ def _kept_apart(spec: Spec, fold: Fold, binding: str, prefix: list[Json], got: A
         if not isinstance(values, list) or values[-1:] != [want]:
             return False
     return True
+
+
+# ---------------------------------------------------------------- strata reached in every run
+
+#: The bindings that read a data.stream (their raw text-delta records: SEL-019).
+STREAM_BINDINGS = [b for b in EVENT_BINDINGS if "SEL-019" in binding_requirements(b)]
+
+
+def _fallback_marks(binding: str, *also: str) -> list[pytest.MarkDecorator]:
+    """The rules of ``binding`` a log without any message can show: all but the message rules
+    and the other format's carriers (SEL-017), which such a log never holds."""
+    ids = [rid for rid in binding_requirements(binding) if rid not in MESSAGE_RULES and rid != "SEL-017"]
+    return [requirement(*ids, *also)]
+
+
+@pytest.mark.parametrize("binding", [pytest.param(b, id=b, marks=_fallback_marks(b)) for b in STREAM_BINDINGS])
+def test_raw_text_delta_records_feed_the_fallback(adapter: Adapter, claim: Claim, spec: Spec, binding: str) -> None:
+    """The raw text-delta stratum (strategies.raw_text_logs): in every example no message is
+    folded and the answer holds a raw chunk record's text, so SEL-019 is checked by properties in
+    every run, whatever the profile, not only by its golden vectors."""
+    claim("bindings", binding)
+
+    @share(4)
+    @given(steps=raw_text_logs(binding))
+    def check(steps: list[Json]) -> None:
+        assert "SEL-019" in stream_rules_reached(spec, binding, steps, final=True), "the stratum lost its raw record"
+        values = adapter.call("fold_output", {"binding": binding, "steps": steps})
+        check_folded(spec, binding, steps, values, fold=_fold(adapter))
+        actual = adapter.call("select_output", {"binding": binding, "events": [s["event"] for s in steps]})
+        check_selected(spec, binding, steps, actual, probe=_probe(adapter, binding), fold=_fold(adapter))
+
+    check()
+
+
+@requirement("SEL-001", "SEL-005", "SEL-008", "SEL-011")
+@pytest.mark.parametrize("binding", EVENT_BINDINGS)
+def test_unicode_ids_and_texts_are_kept_whole(adapter: Adapter, claim: Claim, spec: Spec, binding: str) -> None:
+    """Fixed logs (strategies.unicode_id_logs): a selected message's tool-call ids and names with
+    astral characters, right-to-left text and combining marks, long enough to show a cut, and
+    such text in the fallback, are returned unchanged, in every run."""
+    claim("bindings", binding)
+    for steps in unicode_id_logs(binding):
+        values = adapter.call("fold_output", {"binding": binding, "steps": steps})
+        check_folded(spec, binding, steps, values, fold=_fold(adapter))
+        actual = adapter.call("select_output", {"binding": binding, "events": [s["event"] for s in steps]})
+        check_selected(spec, binding, steps, actual, probe=_probe(adapter, binding), fold=_fold(adapter))

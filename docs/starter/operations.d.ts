@@ -177,7 +177,7 @@ export type JobOutputOutput = {
   text: string;
 };
 
-/** A settled one-shot Job as its completion notice names it: its id, its label (the task description, Basic Multilingual Plane text) and the job_outcome input it settled from. */
+/** A settled one-shot Job as its completion notice names it: its id, its label (the task description the parent wrote: any text) and the job_outcome input it settled from. */
 export type JobNoticeInput = {
   jobId: string;
   label: string;

@@ -14,7 +14,7 @@ Json = dict[str, Any]
 AREA = "background"
 _ERROR_NAME = r"[A-Za-z_][A-Za-z0-9_]*: "
 # Stop reasons outside the contract's five (the union is merge-extensible).
-ODD_STOP_REASONS = ["paused", "frobnicated", "", "Completed", "error ", "handoff"]
+ODD_STOP_REASONS = ["paused", "frobnicated", "", "Completed", "error ", "handoff", "停止😀 שלום e\u0301" * 8]
 
 
 # ---------------------------------------------------------------- the spec's data

@@ -7,6 +7,7 @@ in every run.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from hypothesis import strategies as st
@@ -14,9 +15,18 @@ from hypothesis import strategies as st
 from conformance.areas.background.oracle import (
     ODD_STOP_REASONS,
     Json,
+    summary_line,
+    tables,
+    utf16_units,
 )
 from conformance.areas.diagnostic.oracle import bound
-from conformance.areas.results.strategies import content_blocks, diagnostics, subagent_results
+from conformance.areas.results.strategies import (
+    UNICODE_DIAGNOSTICS,
+    UNICODE_OUTPUT,
+    content_blocks,
+    diagnostics,
+    subagent_results,
+)
 from conformance.areas.texts import any_text
 
 
@@ -45,13 +55,14 @@ def results_of_row(spec: Any, row: Json) -> st.SearchStrategy[Json]:
 
 
 def boundary_results(spec: Any, row: Json) -> list[Json]:
-    """Deterministic results of a row with a diagnostic at the bound, multi-line, or empty."""
+    """Deterministic results of a row with a diagnostic at the bound (CJK, ASCII, or astral,
+    combining and right-to-left characters), multi-line, or empty."""
     if not row["diagnostic"]:
         return []
     cut = _bounded(spec)
     stop = ODD_STOP_REASONS[0] if row["stop_reason"] == "unknown" else str(row["stop_reason"])
     output = [{"type": "text", "text": "partial assistant text"}]
-    texts = [cut("权限" * 4096), cut("x" * 4096), "line one\nline two\n", ""]
+    texts = [cut("权限" * 4096), cut("x" * 4096), "line one\nline two\n", "", cut(UNICODE_DIAGNOSTICS[1])]
     return [{"output": output, "stopReason": stop, "diagnostic": d} for d in texts]
 
 
@@ -82,12 +93,54 @@ def astral_label_cases(row: Json) -> list[tuple[Json, str]]:
     return [(result, label) for label in ASTRAL_LABELS]
 
 
-job_ids = st.sampled_from(["subagent-1", "subagent-2", "subagent-17"])
+#: Ids the schema admits (a non-empty printable-ASCII string, BGD-013: Job and session ids are
+#: ASCII, so no id leaves the BMP) that a copy by pattern replacement would change: ``$``
+#: sequences (JavaScript's String.replace), backslashes and group references (Python's re.sub),
+#: braces (a template's own ``{id}``), and one long enough that a notice summary cuts it. Each
+#: is checked in every run (HOSTILE_IDS with each row), beside drawn ids.
+HOSTILE_IDS: tuple[str, ...] = (
+    "subagent-1",
+    "$&$'$`$$$1",
+    "\\0\\g<0>\\1\\n",
+    "{id}{0}%s%d",
+    "~!@#^*()_+-=[]|;:'\",.<>/?" + "x" * 140,
+)
+_PRINTABLE_ASCII = st.characters(min_codepoint=0x21, max_codepoint=0x7E)
+
+job_ids = st.one_of(
+    st.sampled_from(["subagent-1", "subagent-2", "subagent-17", *HOSTILE_IDS]),
+    st.text(alphabet=_PRINTABLE_ASCII, min_size=1, max_size=64),
+)
 
 child_ids = st.one_of(
-    st.sampled_from(["child-1", "sess-child", "00000000-0000-4000-8000-000000000017"]),
-    st.text(alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=120),
+    st.sampled_from(["child-1", "sess-child", "00000000-0000-4000-8000-000000000017", *HOSTILE_IDS]),
+    st.text(alphabet=_PRINTABLE_ASCII, min_size=1, max_size=120),
 )
+
+
+def pair_cut_stop_reason(spec: Any, child_id: str) -> str:
+    """A stop reason outside the vocabulary whose notice summary the bound cuts between the two
+    units of a surrogate pair (BGD-012 allows three forms there, as BGD-018 does)."""
+    head = summary_line(spec, child_id, "")
+    head = head[: head.index(tables(spec).notice["abnormal_close"])]
+    return "x" * (tables(spec).summary_max - 2 - utf16_units(head)) + "😀" * 8
+
+
+def hostile_notice_requests(row: Json) -> list[Json]:
+    """Deterministic settlement_notice inputs of a notice_summaries row: each of HOSTILE_IDS as the
+    child id (copied into the notice and counted by its summary's bound, BGD-011 and BGD-012),
+    and for the abnormal arm each of ODD_STOP_REASONS too."""
+    output = [{"type": "text", "text": "closing message"}, *copy.deepcopy(list(UNICODE_OUTPUT))]  # copied whole
+    if row["stop_reason"] != "unknown":
+        stop = str(row["stop_reason"])
+        return [{"childId": child, "result": {"output": output, "stopReason": stop}} for child in HOSTILE_IDS]
+    # The abnormal arm: every stop reason outside the vocabulary with every id, the long Unicode
+    # one (cut by the summary bound, BGD-012, in UTF-16 code units) among them.
+    return [
+        {"childId": child, "result": {"output": output, "stopReason": stop}}
+        for child in HOSTILE_IDS
+        for stop in ODD_STOP_REASONS
+    ]
 
 
 def notice_requests(stop_reasons: st.SearchStrategy[str]) -> st.SearchStrategy[Json]:

@@ -91,13 +91,15 @@ def format_requests(draw: st.DrawFn, spec: Any, label: str, kinds: Sequence[str]
 
 # ---------------------------------------------------------------- texts around the bound
 
-# Characters of every UTF-8 length, the extremes of each length included; U+FFFD is one of
+# Characters of every UTF-8 length, the extremes of each length included, combining marks and
+# right-to-left text among them; U+FFFD is one of
 # the three-byte ones so that "no U+FFFD unless the input had one" meets both cases.
 _CHAR_LIST = (
     ["x", "a", " ", "\n", ";", "\x7f"]
     + ["é", "ß", "ж", "\u0080", "\u07ff"]
     + ["€", "权", "限", "\u0800", "\uffef", "\ufffd"]
     + ["😀", "𝄞", "\U00010000", "\U0010ffff"]
+    + ["\u0301", "\u05d0", "\u0627", "\u200f", "\u20dd"]  # combining marks, right-to-left text and mark
 )
 _CHARS = st.sampled_from(_CHAR_LIST)
 # texts_beyond draws its pattern of 1..8 of those characters as one string choice rather than
@@ -148,3 +150,12 @@ def texts_beyond(draw: st.DrawFn, limit: int) -> str:
     target = draw(st.one_of(st.just(limit + 1), st.integers(limit + 1, limit + 8), st.integers(limit + 1, 3 * limit)))
     pattern = list(draw(_PATTERNS))
     return _fill(pattern, draw(st.integers(0, 8)), target, reach=True)
+
+
+def marked_texts_beyond(limit: int, budget: int) -> list[str]:
+    """Fixed texts past ``limit`` whose cut falls inside runs of combining marks and right-to-left
+    text at every byte offset of the cut's neighbourhood: a cut on a code-point boundary keeps a
+    base letter without its marks, where a cut by graphemes (or by characters of a
+    normalized text) keeps less or more. Reached in every run, beside texts_beyond."""
+    run = "e\u0301\u0308" + "\u05e9\u05dc\u200f" + "a\u20dd"
+    return [("x" * (budget - offset)) + run * (limit // len(run.encode()) + 1) for offset in range(12)]

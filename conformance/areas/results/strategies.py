@@ -24,8 +24,10 @@ from conformance.areas.results.oracle import (
     expected_rendering,
     expected_settlement,
 )
+from conformance.areas.selection.logs import CALL_ID_FORMS
 from conformance.areas.selection.strategies import (
     NONE,
+    UNICODE_TEXT,
     UNKNOWN_TURN_ENDS,
     WHOLE_BLOCKS,
     delta_text,
@@ -48,7 +50,7 @@ Json = dict[str, Any]
 
 #: Stop reasons a returned result may carry beyond the contract's five (the union is
 #: merge-extensible; upstream's own tests use these two).
-EXTENSION_STOP_REASONS = ("paused", "frobnicated")
+EXTENSION_STOP_REASONS = ("paused", "frobnicated", "停止😀 שלום e\u0301")
 
 
 def diagnostic_stop_reasons(spec: Spec) -> list[str]:
@@ -74,7 +76,14 @@ def content_blocks() -> st.SearchStrategy[list[Json]]:
     block = st.one_of(
         st.builds(lambda t: {"type": "text", "text": t}, delta_text),
         st.builds(lambda t: {"type": "reasoning", "text": t}, delta_text),
-        st.just({"type": "tool-call", "id": "call_1", "name": "read", "arguments": "{}"}),
+        # Ids and names are any non-empty string (the schema): the whole of Unicode, every id form
+        # of CALL_ID_FORMS (astral, right-to-left, combining, long) among them.
+        st.builds(
+            lambda i, n, a: {"type": "tool-call", "id": i, "name": n, "arguments": a},
+            st.one_of(st.sampled_from([f.format(n=1) for f in CALL_ID_FORMS]), any_text(min_size=1, max_size=20)),
+            st.one_of(st.sampled_from(["read", "读取_😀"]), any_text(min_size=1, max_size=12)),
+            st.sampled_from(["{}", '{"path": "שלום/😀"}']),
+        ),
         # An image in upstream's shape, and block types no vocabulary names (merge-extensible).
         st.sampled_from(WHOLE_BLOCKS).map(copy.deepcopy),
     )
@@ -160,6 +169,53 @@ def out_of_process_requests(draw: st.DrawFn, spec: Spec, outcome: str, cancelled
         "cancelled": cancelled,
         "attempt": attempt,
     }
+
+
+#: An output from the whole of Unicode: text, a tool call whose id and name leave the BMP, and
+#: blocks that arrive whole (an image, a type no vocabulary names).
+UNICODE_OUTPUT: tuple[Json, ...] = (
+    {"type": "text", "text": UNICODE_TEXT},
+    {"type": "tool-call", "id": CALL_ID_FORMS[0].format(n=1), "name": "读取_😀", "arguments": '{"p": "שלום"}'},
+    *WHOLE_BLOCKS,
+)
+#: Diagnostics from the whole of Unicode: a short one, and one past the 4096-byte bound made of
+#: astral characters, combining marks and right-to-left text, so the bound cuts inside them.
+UNICODE_DIAGNOSTICS = (
+    "Product subagent failure: 😀 שלום e\u0301",
+    "😀e\u0301\u0308שלום\u200f" * 300,
+)
+
+
+def unicode_out_of_process_requests(spec: Spec, binding: str, outcome: str, cancelled: bool) -> list[Json]:
+    """Fixed out-of-process runs of one out_of_process_settlement row, every run: a returned
+    result with UNICODE_OUTPUT under each stop reason outside the contract's five, with each
+    of UNICODE_DIAGNOSTICS and without one; a rejection with each diagnostic. No step is folded,
+    so the settled output and diagnostic are copied or bounded from the attempt alone."""
+    base: Json = {"binding": binding, "shape": "one-shot", "driver": "out-of-process", "steps": [], "boundary": 0}
+    attempts: list[Json] = []
+    if outcome == "returned":
+        for stop in EXTENSION_STOP_REASONS:
+            result: Json = {"output": copy.deepcopy(list(UNICODE_OUTPUT)), "stopReason": stop}
+            attempts.append({"outcome": "returned", "result": result})
+            for diagnostic in UNICODE_DIAGNOSTICS:
+                attempts.append({"outcome": "returned", "result": {**result, "diagnostic": diagnostic}})
+    else:
+        attempts = [{"outcome": "rejected", "diagnostic": d} for d in UNICODE_DIAGNOSTICS]
+    return [{**base, "cancelled": cancelled, "attempt": attempt} for attempt in attempts]
+
+
+def unicode_rendered_results(stop: str | None, diagnostic: bool, text: bool) -> list[Json]:
+    """A fixed result of one headline row (``stop``; None: each stop reason outside the five)
+    with UNICODE_OUTPUT (without its text block where the row has no partial text) and a
+    Unicode diagnostic, so a rendering copies such text, and skips such blocks, in every run."""
+    output = [copy.deepcopy(b) for b in UNICODE_OUTPUT if text or b["type"] != "text"]
+    found = []
+    for stop_reason in [stop] if stop is not None else list(EXTENSION_STOP_REASONS):
+        result: Json = {"output": output, "stopReason": stop_reason}
+        if diagnostic:
+            result["diagnostic"] = UNICODE_DIAGNOSTICS[0]
+        found.append(result)
+    return found
 
 
 #: Partial texts made only of whitespace (ECMAScript's, Python's only, none of trim()'s), each

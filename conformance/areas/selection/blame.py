@@ -142,9 +142,21 @@ def _candidate(
             return ["SEL-001"], "the last non-empty message wins, not an earlier one"
     if isinstance(actual, list) and actual and all(b in chosen.content for b in actual if isinstance(b, dict)):
         return ["SEL-005"], "the selected message must be returned whole, every block and key"
+    if _same_blocks(actual, chosen.content):  # every block there, in order, a value changed (an id, a text)
+        return ["SEL-005"], "the selected message must be returned unchanged, every key and value (ids and texts too)"
     if not _has_visible_text(chosen.content):
         return ["SEL-002"], "a message without visible text is still non-empty and is selected"
     return ["SEL-001"], "the last non-empty message is the selection"
+
+
+def _same_blocks(actual: Any, content: list[Json]) -> bool:
+    """Whether ``actual`` holds the blocks of ``content``, in order, each with the same type and keys."""
+    if not (isinstance(actual, list) and len(actual) == len(content)):
+        return False
+    return all(
+        isinstance(got, dict) and got.get("type") == want.get("type") and set(got) == set(want)
+        for got, want in zip(actual, content, strict=True)
+    )
 
 
 def _candidate_row(oracle: SelectionOracle) -> int:

@@ -60,6 +60,7 @@ class Writer:
     """A log being written for ``binding``: its events so far, numbered and timed in order."""
 
     binding: str
+    raw_text: bool = False  # write the first non-empty text delta of each attempt as a raw chunk record
     events: list[Json] = field(default_factory=list)
     seq: int = 0
     time: int = 1_786_348_800_000
@@ -71,23 +72,41 @@ class Writer:
         self.events.append({"type": kind, "seq": self.seq, "time": self.time, "data": data, **extra})
 
 
+#: Tool-call id forms, the n-th call of a log taking form n mod 4: ids from the whole of Unicode
+#: (the schema pins only a non-empty string): astral characters, right-to-left text, combining
+#: marks, long enough that a cut at 40 or 64 characters (code units or code points) shows; and ASCII.
+CALL_ID_FORMS = (
+    "toolu_{n}_😀𝄞" + "𝓐" * 30,
+    "استدعاء_{n}_שלום",
+    "call_{n}_" + "e\u0301\u0308a\u20dd" * 12,
+    "call_{n}",
+)
+
+
 def number_calls(turns: list[Turn]) -> None:
-    """Give every tool call of a log its id, ``call_1``, ``call_2``, … in log order."""
+    """Give every tool call of a log its id (CALL_ID_FORMS, cycling) in log order, so that each id
+    is unique in the log."""
     calls = (b for t in turns for s in t.steps for a in s.attempts for b in a.blocks if b.kind == "tool-call")
     for n, block in enumerate(calls, start=1):
-        block.call_id = f"call_{n}"
+        block.call_id = CALL_ID_FORMS[(n - 1) % len(CALL_ID_FORMS)].format(n=n)
 
 
-def _pack(chunks: list[Json], cuts: list[bool], time0: int) -> list[Json]:
-    """Write a chunk list as stream records: runs of deltas packed, split where ``cuts`` says."""
+def _pack(chunks: list[Json], cuts: list[bool], time0: int, raw_text: bool = False) -> list[Json]:
+    """Write a chunk list as stream records: runs of deltas packed, split where ``cuts`` says;
+    with ``raw_text``, the first non-empty text delta as a raw ``chunk`` record (readers must join
+    it, SEL-019) and every later one raw where ``cuts`` says."""
     records: list[Json] = []
     time = time0
+    first_text = next((n for n, c in enumerate(chunks) if c["type"] == "text-delta" and c["text"]), None)
     for n, chunk in enumerate(chunks):
         time += 3
         kind = chunk["type"]
         packed = {"text-delta": "text-chunks", "reasoning-delta": "reasoning-chunks"}.get(kind)
         last = records[-1] if records else None
-        if packed is not None:
+        raw = first_text is not None and (n == first_text or (n > first_text and cuts[n % len(cuts)]))
+        if raw_text and kind == "text-delta" and raw:
+            records.append({"type": "chunk", "time": time, "chunk": chunk})
+        elif packed is not None:
             if (
                 last is not None
                 and last["type"] == packed
@@ -213,7 +232,7 @@ def _write_attempt(writer: Writer, head: Json, attempt: Attempt, cuts: list[bool
                 surfaceOp="append",
             )
     else:
-        stream = _pack(chunks, cuts, writer.time)
+        stream = _pack(chunks, cuts, writer.time, writer.raw_text)
         if content is not None:
             message = {"id": name, "role": "assistant", "content": content, "source": source}
             writer.emit(

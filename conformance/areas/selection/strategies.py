@@ -18,13 +18,24 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.areas.selection.logs import DROPPED, Attempt, Block, Step, Turn, Writer, number_calls, write_turn
+from conformance.areas.selection.logs import (
+    CALL_ID_FORMS,
+    DROPPED,
+    Attempt,
+    Block,
+    Step,
+    Turn,
+    Writer,
+    number_calls,
+    write_turn,
+)
 
 Json = dict[str, Any]
 
-# Text a child might stream: ASCII, whitespace of several kinds, CJK, accents, emoji. A
+# Text a child might stream: ASCII, whitespace of several kinds, CJK, accents, emoji, a combining
+# mark, right-to-left text and mark (UNICODE_TEXT reaches all of them in every run). A
 # string alphabet lets Hypothesis draw each delta as one choice, not one per character.
-_ALPHABET = "ab z.\n\t" + "\u00a0é权限😀\u3000\u200b\ufeff"
+_ALPHABET = "ab z.\n\t" + "\u00a0é权限😀\u3000\u200b\ufeff" + "\u0301ש\u200f"
 delta_text = st.one_of(st.just(""), st.text(_ALPHABET, min_size=1, max_size=6))
 
 #: The turn end kinds a log can record, with the final attempt finishes that lead to them
@@ -50,7 +61,7 @@ NONE = "none"  # a run_log ending: no turn/end is consumed (nothing ran, or the 
 # reason: the same arguments give an equal strategy, so what is drawn does not change.
 _BLOCK_KINDS = st.sampled_from(["text", "text", "reasoning", "tool-call", "whole"])
 _DELTAS = st.lists(delta_text, min_size=0, max_size=3)
-_TOOL_NAMES = st.sampled_from(["read", "todo_write"])
+_TOOL_NAMES = st.sampled_from(["read", "todo_write", "读取_😀"])
 
 #: Blocks that arrive whole (no deltas): an image in upstream's shape (ContentBlock
 #: ``{type: "image", attachment}``), and block types no vocabulary names, with keys of their own
@@ -209,3 +220,61 @@ def steps_for(binding: str) -> st.SearchStrategy[list[Json]]:
     if binding == "text-stream":
         return text_stream().map(lambda texts: [{"text": t} for t in texts])
     return child_log(binding).map(lambda events: [{"event": e} for e in events])
+
+
+# ---------------------------------------------------------------- strata reached in every run
+
+#: Text from the whole of Unicode in one piece: an astral character, right-to-left text and
+#: combining marks (decomposed, so a fold that normalizes it changes it: SEL-011).
+UNICODE_TEXT = "😀𝄞 שלום مرحبا e\u0301\u0308"
+_RAW_ENDS = st.sampled_from(["error", None, *UNKNOWN_TURN_ENDS])
+_FAILED_ATTEMPTS = st.lists(attempts("failed"), min_size=1, max_size=2)
+
+
+@st.composite
+def _failing_turn(draw: st.DrawFn) -> Turn:
+    """A turn of one step whose attempts all fail (no message is appended), ending error, open or
+    with a kind outside the vocabulary."""
+    return Turn([Step(draw(_FAILED_ATTEMPTS))], draw(_RAW_ENDS))
+
+
+_FAILING_TURNS = st.lists(_failing_turn(), min_size=1, max_size=2)
+
+
+@cache
+@st.composite
+def raw_text_logs(draw: st.DrawFn, binding: str) -> list[Json]:
+    """The raw text-delta stratum of a ``data.stream`` binding: a log whose every attempt failed,
+    so no message is folded and the streamed text is the selection, and whose last attempt
+    streams UNICODE_TEXT first in a text block, written (as every attempt's first non-empty text
+    delta) as a raw ``chunk`` record: in every example the answer holds a raw record's text
+    (SEL-019), beside packed runs and other raw records where the cuts fall."""
+    turns = draw(_FAILING_TURNS)
+    last = turns[-1].steps[-1].attempts[-1]
+    last.blocks.insert(0, Block("text", [UNICODE_TEXT, *draw(_DELTAS)]))
+    number_calls(turns)
+    writer = Writer(binding, raw_text=True)
+    cuts, auxiliary = draw(_CUTS), draw(_AUXILIARY_PICKS)
+    for turn in turns:
+        write_turn(writer, turn, cuts, auxiliary)
+    return [{"event": e} for e in writer.events]
+
+
+def unicode_id_logs(binding: str) -> list[list[Json]]:
+    """Fixed logs (steps) whose selection is a message holding tool calls with every id form of
+    CALL_ID_FORMS, a tool name outside ASCII and UNICODE_TEXT, and one whose fallback streams
+    UNICODE_TEXT: a selection returns ids and texts whole (SEL-005, SEL-011) in every run."""
+    calls = [
+        Block("tool-call", ['{"path": "a"}'], call_id=form.format(n=n), name="读取_😀")
+        for n, form in enumerate(CALL_ID_FORMS, 1)
+    ]
+    chosen = Attempt([Block("text", [UNICODE_TEXT[:3], UNICODE_TEXT[3:]]), *calls], "tool-calls")
+    broken = Attempt([Block("text", ["then ", "broke"])], "failed")
+    fallback = Attempt([Block("reasoning", ["𝓐"]), Block("text", [UNICODE_TEXT[:1], UNICODE_TEXT[1:]])], "failed")
+    logs = []
+    for turns in ([Turn([Step([chosen]), Step([broken])], "error")], [Turn([Step([fallback])], "error")]):
+        writer = Writer(binding)
+        for turn in turns:
+            write_turn(writer, turn, [False, True], [])
+        logs.append([{"event": e} for e in writer.events])
+    return logs
