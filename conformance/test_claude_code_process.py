@@ -206,7 +206,15 @@ def _every_mode(spec: Spec, params: dict[str, Any], folder: Path) -> list[Planne
     return planned
 
 
+# The rows of table sdk_wire this test reads: the prompt tool, either flag form, the SDK's variables.
+_READ_SDK_WIRE = ("permission-prompt-tool", "valued-flag-form", "sdk-version-variable")
+
+
 @requirement("CC-042", "CC-044")
+@pytest.mark.reaches(
+    "claude-code.sdk_wire",
+    *(i for i, r in enumerate(_SPEC.table(PRODUCT, "sdk_wire").rows) if r["name"] in _READ_SDK_WIRE),
+)
 @plays(PRODUCT, _every_mode)
 def test_the_cli_gets_its_run_settings(adapter: Adapter, claim: Claim, played: Played, spec: Spec) -> None:
     """One run per permission mode, in one call: each CLI gets the stream-json flags and its own

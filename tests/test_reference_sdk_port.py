@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +98,7 @@ def test_the_ports_release_data_agrees_with_the_spec_table() -> None:
     """The port's own per-release data (a provider's) and the spec's sdk_wire boundaries agree,
     at the first release of each row and at the last release without it."""
     rows = {r["name"]: r for r in load_spec().table("claude-code", "sdk_wire").rows}
-    facts = {
+    facts: dict[str, Callable[[str], bool]] = {
         "valued-flag-form": lambda v: sdk_wire(v).joined_flags,
         "session-state-frames": lambda v: sdk_wire(v).reads_session_state,
         "crash-reporting-variable": lambda v: "BUN_ENABLE_CRASH_REPORTING" in sdk_environment(v),
@@ -110,7 +111,7 @@ def test_every_sdk_wire_boundary_is_two_adjacent_published_releases() -> None:
     """Each row of sdk_wire names a covered release and, unless it is the base's, the published
     release right before it (the two releases whose sdk.mjs were compared)."""
     spec = load_spec()
-    published = spec.areas["claude-code"].product["releases"]["versions"]
+    published = (spec.areas["claude-code"].product or {})["releases"]["versions"]
     for row in spec.table("claude-code", "sdk_wire").rows:
         at = published.index(row["first_release"])
         assert row["last_without"] == (published[at - 1] if row["last_without"] is not None else None), row["name"]
