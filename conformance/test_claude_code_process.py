@@ -22,8 +22,11 @@ from conformance.plugin import contract
 from conformance.process.ahead import Played, plays
 from conformance.process.checks import canary_site_problems, check_runs, transcript
 from conformance.process.claude_code import (
+    BYPASS,
     CONTROL_SUBTYPES,
     MODE_FLAG,
+    PROMPT_TOOL_FLAG,
+    SDK_VARIABLES,
     STREAM_JSON_FLAGS,
     flag_value,
     sent_flags,
@@ -145,6 +148,30 @@ def _expect_flags(run: PlannedRun, wanted: list[tuple[str, str]], requirements: 
         )
 
 
+def _claimed_release(adapter: Adapter, spec: Spec) -> str:
+    """The Agent SDK release the provider claims (a release verified on release day included), or
+    the one the spec stands at when it claims none."""
+    claimed = adapter.declaration.get("providers", {}).get(PRODUCT)
+    return str(claimed or spec.areas[PRODUCT].version)
+
+
+def _expect_sdk_environment(run: PlannedRun, release: str) -> None:
+    """The SDK's own variables reached the CLI, its version being the claimed release (table sdk_wire,
+    row sdk-version-variable); whatever else the SDK adds is its own and not read."""
+    env = run.recorded()[0]["env"]
+    wanted = {**SDK_VARIABLES, "CLAUDE_AGENT_SDK_VERSION": release}
+    got = {name: env.get(name) for name in wanted}
+    if got != wanted:
+        raise Violation(
+            ("CC-044",),
+            operation="run_claude_code",
+            input={"runs": [run.run]},
+            expected=wanted,
+            actual=got,
+            detail="the Agent SDK at the claimed release sets these variables for the CLI it starts",
+        )
+
+
 def _plain_success(spec: Spec) -> Scenario:
     """A scenario of an ordinary successful run with nothing mode-specific on the wire: no control
     request (a real CLI sends can_use_tool only when the provider installed the callback, never in
@@ -179,7 +206,15 @@ def _every_mode(spec: Spec, params: dict[str, Any], folder: Path) -> list[Planne
     return planned
 
 
+# The rows of table sdk_wire this test reads: the prompt tool, either flag form, the SDK's variables.
+_READ_SDK_WIRE = ("permission-prompt-tool", "valued-flag-form", "sdk-version-variable")
+
+
 @requirement("CC-042", "CC-044")
+@pytest.mark.reaches(
+    "claude-code.sdk_wire",
+    *(i for i, r in enumerate(_SPEC.table(PRODUCT, "sdk_wire").rows) if r["name"] in _READ_SDK_WIRE),
+)
 @plays(PRODUCT, _every_mode)
 def test_the_cli_gets_its_run_settings(adapter: Adapter, claim: Claim, played: Played, spec: Spec) -> None:
     """One run per permission mode, in one call: each CLI gets the stream-json flags and its own
@@ -190,7 +225,9 @@ def test_the_cli_gets_its_run_settings(adapter: Adapter, claim: Claim, played: P
     def check(planned: list[PlannedRun], outcomes: list[Json]) -> None:
         _check(adapter, spec, planned, outcomes)  # also: the CLI's command, directory and environment
         for run in planned:
-            _expect_flags(run, [*STREAM_JSON_FLAGS, (MODE_FLAG, run.run["mode"])], ("CC-044",))
+            prompt_tool = [] if run.run["mode"] == BYPASS else [PROMPT_TOOL_FLAG]  # canUseTool is set (CC-026)
+            _expect_flags(run, [*STREAM_JSON_FLAGS, (MODE_FLAG, run.run["mode"]), *prompt_tool], ("CC-044",))
+            _expect_sdk_environment(run, _claimed_release(adapter, spec))
             frames = [line["stdin"] for line in run.recorded() if "stdin" in line]
             kinds = [
                 f.get("request", {}).get("subtype") if f.get("type") == "control_request" else f.get("type")

@@ -26,11 +26,12 @@ from typing import Any
 import pytest
 
 from conformance.harness.adapter import Adapter
+from conformance.plugin import session_of
 from conformance.process.blame import Context, Problem, blamed, outcome_problems
 from conformance.process.calls import call_runs
 from conformance.products import provenance
 from conformance.products.draft import recorded_catch_alls
-from conformance.products.packages import PRODUCTS, Installed, OfflineRun, cache_root, installed, product_version
+from conformance.products.packages import PRODUCTS, Installed, OfflineRun, cache_root, installed
 from conformance.products.recorder import prepare, record_case, running_as_root, server_for, write_recording
 from conformance.products.recordings import Case, expected_results, load_cases
 from conformance.products.replay import replay
@@ -58,12 +59,14 @@ RealProducts = Callable[[str], Installed]
 
 @pytest.fixture
 def real_products(spec: Spec, request: pytest.FixtureRequest) -> RealProducts:
-    """The installed product at the version the session's spec stands at (the claimed one); a
-    clear error naming the install command when it is not in the cache. The test's report names
-    what ran (the report's ``run.products``: conformance/products/provenance.py)."""
+    """The installed product at the claimed release: the one the session's spec stands at, or a
+    release verified on release day (--product-versions), which runs itself under its covered
+    neighbour's contract; a clear error naming the install command when it is not in the cache.
+    The test's report names what ran (the report's ``run.products``: conformance/products/provenance.py)."""
+    verified = session_of(request.config).verified
 
     def get(name: str) -> Installed:
-        package, version = product_version(spec, name)
+        package, version = provenance.release_to_run(spec, name, verified)
         got = installed(name, package, version)
         if got is None:
             pytest.fail(

@@ -5,16 +5,21 @@ These run before any adapter is consulted: a suite built on a broken spec proves
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from conformance.areas.diagnostic.grammar import roots
 from conformance.harness.validation import check_schemas
+from conformance.products.recordings import load_recording, recordings_dir
 from conformance.spec import Spec, expand_text, load_spec, schema_validator
 from conformance.spec.seeds import seed_statements
+
+Json = dict[str, Any]
 
 # These tests call no operation (conformance/verdict/operations.py).
 OPERATIONS: frozenset[str] = frozenset()
@@ -230,3 +235,66 @@ def test_grammar_agrees_with_every_leak_vector(spec: Spec) -> None:
     for row in spec.table("redaction", "leak_vectors").rows:
         verdict = matchers[(row["product"], row["kind"])].matches(expand_text(row["text"]))
         assert verdict is row["sentence"], row["name"]
+
+
+def _flag(argv: list[str], name: str) -> str | None:
+    joined = [a.split("=", 1)[1] for a in argv if a.startswith(name + "=")]
+    return joined[0] if joined else next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a == name), None)
+
+
+def _thrown(recording: Json) -> str | None:
+    ends = [item["query_end"]["thrown"] for item in recording["wire"] if "query_end" in item]
+    return ends[0]["message"] if ends and ends[0] else None
+
+
+def _failed_result(recording: Json) -> bool:
+    results = [i["message"] for i in recording["wire"] if i.get("message", {}).get("type") == "result"]
+    return bool(results) and bool(results[-1].get("is_error"))
+
+
+def _exit_without_result(recording: Json) -> bool:
+    exits = [i["exit"]["exitCode"] for i in recording["wire"] if "exit" in i]
+    return not any(i.get("message", {}).get("type") == "result" for i in recording["wire"]) and exits[-1:] != [0]
+
+
+# Whether a recording shows each fact of claude-code table sdk_wire (None: the recording cannot show it).
+_SDK_WIRE_FACTS: dict[str, Callable[[Json], bool | None]] = {
+    "permission-prompt-tool": lambda r: (
+        None if r["mode"] == "bypassPermissions" else _flag(r["argv"], "--permission-prompt-tool") == "stdio"
+    ),
+    "valued-flag-form": lambda r: f"--permission-mode={r['mode']}" in r["argv"],
+    "sdk-version-variable": lambda r: (
+        r["client"]["sdk_env"].get("CLAUDE_AGENT_SDK_VERSION") == r["version"]
+        and r["client"]["sdk_env"].get("CLAUDE_CODE_ENTRYPOINT") == "sdk-ts"
+    ),
+    "session-state-frames": lambda r: (
+        r["client"]["sdk_env"].get("CLAUDE_CODE_SDK_READS_SESSION_STATE") == "1"
+        and not any(i["message"].get("sdk_host_only") for i in r["wire"] if "message" in i)
+    ),
+    "crash-reporting-variable": lambda r: r["client"]["sdk_env"].get("BUN_ENABLE_CRASH_REPORTING") == "0",
+    "error-result-exception": lambda r: (
+        (_thrown(r) or "").startswith("Claude Code returned an error result: ") if _failed_result(r) else None
+    ),
+    "exit-error-form": lambda r: (
+        bool(re.fullmatch(r"Claude Code process exited with code \d+", _thrown(r) or ""))
+        if _exit_without_result(r)
+        else None
+    ),
+}
+
+
+@pytest.mark.reaches("claude-code.sdk_wire", *range(len(load_spec().table("claude-code", "sdk_wire").rows)))
+def test_sdk_wire_rows_agree_with_every_recording(spec: Spec) -> None:
+    """Each row of claude-code table sdk_wire holds in every Agent SDK recording from its first release
+    on and not before it (the recordings came through the real SDK's query(), the provider's spawn)."""
+    published = (spec.areas["claude-code"].product or {})["releases"]["versions"]
+    rows = spec.table("claude-code", "sdk_wire").rows
+    assert sorted(_SDK_WIRE_FACTS) == sorted(r["name"] for r in rows), "every row needs its check here"
+    paths = sorted((recordings_dir() / "claude-code").glob("*/*.json"))
+    assert {p.parent.name for p in paths} == set(spec.areas["claude-code"].recorded)
+    for path in paths:
+        recording = load_recording(spec, path)
+        for row in rows:
+            has = _SDK_WIRE_FACTS[row["name"]](recording)
+            since = published.index(recording["version"]) >= published.index(row["first_release"])
+            assert has in (None, since), f"{path.parent.name}/{path.name}: sdk_wire row {row['name']}"

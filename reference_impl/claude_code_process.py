@@ -31,7 +31,7 @@ from typing import Any, NoReturn
 from reference_impl import claude_code
 from reference_impl.claude_code import ClaudeCodeRun
 from reference_impl.claude_code_cli import ManagedProcess as ManagedProcess
-from reference_impl.claude_code_sdk import SDK_ENVIRONMENT, STREAM_JSON_FLAGS
+from reference_impl.claude_code_sdk import STREAM_JSON_FLAGS, sdk_environment, valued
 from reference_impl.claude_code_sdk import Query as Query
 from reference_impl.claude_code_sdk import StartupFailure as StartupFailure
 from reference_impl.diagnostic import CLAUDE_CODE, ERROR_PREFIX
@@ -120,7 +120,7 @@ class ClaudeCodeProcessRun:
         texts = StartTexts(NO_CWD, unusable, NOT_TEXT, EMPTY_TASK, ABORTED)
         prompt = "".join(admit(self.request, self.request_aborted, texts, claude_code.is_blank))
         argv = [*self.request["argv"], *self.flags()]
-        env = {**self.request["env"], **SDK_ENVIRONMENT}
+        env = self.environment()
         try:
             self.process = self.process_class(argv, self.request["cwd"], env)
         except SpawnFailed:
@@ -143,15 +143,20 @@ class ClaudeCodeProcessRun:
         self._consumer = threading.Thread(target=self.consume, name="claude-code-consumer", daemon=True)
         self._consumer.start()
 
+    def environment(self) -> dict[str, str]:
+        """The configured environment with the SDK's own variables of the claimed release over it."""
+        return {**self.request["env"], **sdk_environment(self.run.version)}
+
     def flags(self) -> list[str]:
         """The flags the SDK passes for this run's options (permission mode and its prompt tool)."""
-        flags = [*STREAM_JSON_FLAGS, "--permission-mode", self.mode]
+        version = self.run.version  # the SDK release writes its valued flags in its own form
+        flags = [*STREAM_JSON_FLAGS, *valued(version, "--permission-mode", self.mode)]
         if self.mode == "bypassPermissions":
             flags.append("--allow-dangerously-skip-permissions")
         else:
-            flags += ["--permission-prompt-tool", "stdio"]
+            flags += valued(version, "--permission-prompt-tool", "stdio")
         disallowed = "AskUserQuestion,ExitPlanMode" if self.mode == "plan" else "AskUserQuestion"
-        return [*flags, "--disallowedTools", disallowed, "--no-session-persistence"]
+        return [*flags, *valued(version, "--disallowedTools", disallowed), "--no-session-persistence"]
 
     def spawn_failed(self) -> NoReturn:
         """No live process: close the query only (never signal or wait on a failed spawn)."""

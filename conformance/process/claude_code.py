@@ -29,6 +29,11 @@ AREA = "claude-code"
 CONTROL_SUBTYPES = {"canUseTool": "can_use_tool", "onElicitation": "elicitation", "onUserDialog": "request_user_dialog"}
 STREAM_JSON_FLAGS = (("--output-format", "stream-json"), ("--input-format", "stream-json"))
 MODE_FLAG = "--permission-mode"
+BYPASS = "bypassPermissions"
+# What the Agent SDK adds for every run whose tool-permission callback is set, and to the CLI's
+# environment at every release besides its own version (spec table sdk_wire, CC-044).
+PROMPT_TOOL_FLAG = ("--permission-prompt-tool", "stdio")
+SDK_VARIABLES = {"CLAUDE_CODE_ENTRYPOINT": "sdk-ts"}
 
 # --------------------------------------------------------------------------- scenarios
 

@@ -14,12 +14,25 @@ import functools
 import hashlib
 import json
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from conformance.products.packages import Installed, ProductError, cache_root, run_command
+from conformance.products.packages import Installed, ProductError, cache_root, product_version, run_command
+from conformance.spec import Spec
+from conformance.spec.releases import Verified
 
 PROPERTY = "real_product"  # a test's user property: the provenance of the product it ran
+
+
+def release_to_run(spec: Spec, name: str, verified: Iterable[Verified]) -> tuple[str, str]:
+    """The npm package and release of ``name`` the real tier installs and runs: the claimed release
+    itself when upgrade-check verified it as equivalent to the covered one ``spec`` stands at (it is
+    tested under that one's contract, but what runs, and what provenance names, is the claimed
+    release), else that covered release."""
+    package, covered = product_version(spec, name)
+    claimed = [v.version for v in verified if v.product == name and v.equivalent_to == covered]
+    return package, claimed[0] if claimed else covered
 
 
 @functools.lru_cache(maxsize=32)

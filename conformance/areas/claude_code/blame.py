@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from conformance.areas.claude_code.oracle import decide, tables
+from conformance.areas.claude_code.oracle import decide, expected_outcome, tables
 from conformance.areas.codex.blame import DECOY, leaks, raw_strings, replaced
 from conformance.areas.diagnostic.text_blame import Finding, result_findings
 
@@ -92,6 +92,8 @@ class ClaudeDiagnosis:
                 if row["step"] == 2 and "exception" in scenario:
                     rules.append("CC-014")  # the exception came after the first failing result
                 return rules
+            if row["step"] == 2 and "exception" in scenario and self.exception_decided(scenario):
+                return ["CC-014"]  # the exception after the first failing result decided instead
             if f.actual == INVALID_SUCCESS or f.expected == INVALID_SUCCESS:
                 return ["CC-011"]
             return list(row["requirement"])  # the rule the row states (its requirement column)
@@ -121,6 +123,15 @@ class ClaudeDiagnosis:
         if f.actual is None:
             return ["CC-025"]
         return ["CC-025", "DIA-013"]
+
+    def exception_decided(self, scenario: Json) -> bool:
+        """Whether the adapter gets the scenario right once the exception that followed its failed
+        result is taken away (the real SDK throws one after every failed result): then that
+        exception, which CC-014 says is not considered, is what changed the answer."""
+        if self.outcome is None:
+            return False
+        without = {k: v for k, v in scenario.items() if k != "exception"}
+        return self.outcome(without) == expected_outcome(self.spec, without)
 
     @staticmethod
     def source_rules(path: str) -> list[str]:
