@@ -20,7 +20,7 @@ import yaml
 from conformance.cli import main
 from conformance.products.draft import is_placeholder
 from conformance.products.recordings import load_recording, recording_file
-from conformance.products.release import classifier, facts, unread_changes, unread_unions
+from conformance.products.release import classifier, facts, union_changes, unread_changes, unread_unions
 from conformance.products.release_wire import compare_recordings
 from conformance.spec import load_spec, schema_validator
 from conformance.spec.releases import covered_neighbours
@@ -316,6 +316,36 @@ def test_a_recording_is_compared_as_the_contract_reads_it(edit: Any, read: bool,
         "reading_equal": True,
         "changes": [],
     }
+
+
+
+@pytest.mark.requirement("REL-001")
+@pytest.mark.parametrize(
+    "row",
+    [pytest.param(f, marks=pytest.mark.reaches("releases.facts", i), id=f.name) for i, f in enumerate(facts(SPEC))],
+)
+def test_each_row_of_the_facts_table_classifies_its_own_changes(row: Any) -> None:
+    """Every row decides: a member its union gains, or a value its wire field takes, is read as the row says."""
+    if row.kind == "union":
+        changes = union_changes(SPEC, row.product, [{"name": row.name, "added": ["zzNew"], "removed": []}])
+        assert changes and all(c["read"] is row.read and c["why"] == row.why for c in changes), changes
+        return
+    assert row.product == "claude-code", "a wire row of another product needs its own recording edit here"
+    kind, field = row.name.split(" ", 1)
+    at = SPEC.at({"claude-code": "0.3.332"})
+    old = load_recording(at, recording_file("claude-code", "0.3.332", "answer", fixtures_dir() / "recordings"))
+    new = json.loads(json.dumps(old))
+    edited = [
+        i[k].update({field: "2030-01-01T00:00:00Z"}) or i[k]
+        for i in new["wire"]
+        for k in ("stdout", "message")
+        if isinstance(i.get(k), dict) and i[k].get("type") == kind
+    ]
+    assert edited, f"the answer recording holds no {kind} message to edit"
+    compared = compare_recordings(at, "claude-code", "answer", old, new, classifier(at))
+    assert compared["changes"] and all(c["read"] is row.read for c in compared["changes"]), compared
+    if not row.read:  # a field the contract does not read never changes the reading
+        assert compared["reading_equal"] is True
 
 
 # ---- check-spec reads the fixtures beside the spec it is given
