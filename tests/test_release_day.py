@@ -318,7 +318,6 @@ def test_a_recording_is_compared_as_the_contract_reads_it(edit: Any, read: bool,
     }
 
 
-
 @pytest.mark.requirement("REL-001")
 @pytest.mark.parametrize(
     "row",
