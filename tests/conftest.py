@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import sys
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -25,6 +26,22 @@ Edit = Callable[[str, str, str], int]
 
 PROFILE_VARIABLE = "SUBAGENT_CONFORMANCE_PROFILE"
 NESTED_PROFILE = "selftest"  # what nested runs use unless $SUBAGENT_CONFORMANCE_PROFILE names another
+
+
+@pytest.fixture
+def fake_npm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """PATH holds only a fake npm (tests/data/fake_npm.py); returns the log of its calls (one JSON
+    argv per line). What it answers is set by its FAKE_NPM_* variables, per test."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    npm = bin_dir / "npm"
+    script = Path(__file__).parent / "data" / "fake_npm.py"
+    npm.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{script}" "$@"\n', encoding="utf-8")
+    npm.chmod(npm.stat().st_mode | stat.S_IEXEC)
+    log = tmp_path / "npm.log"
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("FAKE_NPM_LOG", str(log))
+    return log
 
 
 @pytest.fixture

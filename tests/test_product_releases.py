@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import stat
-import sys
 from pathlib import Path
 
 import pytest
@@ -30,18 +28,10 @@ PUBLISHED += ["0.169.1-linux-x64", "0.169.1", "0.171.0-linux-x64", "0.171.0", "0
 
 
 @pytest.fixture
-def fake_npm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """PATH holds only a fake npm whose `view … versions` answers PUBLISHED; returns its call log."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    npm = bin_dir / "npm"
-    npm.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{DATA / "fake_npm.py"}" "$@"\n', encoding="utf-8")
-    npm.chmod(npm.stat().st_mode | stat.S_IEXEC)
-    log = tmp_path / "npm.log"
-    monkeypatch.setenv("PATH", str(bin_dir))
-    monkeypatch.setenv("FAKE_NPM_LOG", str(log))
+def fake_npm(fake_npm: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The shared fake npm, whose `view … versions` answers PUBLISHED; returns its call log."""
     monkeypatch.setenv("FAKE_NPM_VERSIONS", json.dumps(PUBLISHED))
-    return log
+    return fake_npm
 
 
 def _calls(log: Path) -> list[list[str]]:

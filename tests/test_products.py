@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import stat
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -115,20 +113,6 @@ def test_codex_schema_without_the_union_is_an_error(tmp_path: Path) -> None:
 
 
 # ---- install and the gate end to end, against a fake npm
-
-
-@pytest.fixture
-def fake_npm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """PATH holds only a fake npm; returns the log of its calls (one JSON argv per line)."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    npm = bin_dir / "npm"
-    npm.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{DATA.parent / "fake_npm.py"}" "$@"\n', encoding="utf-8")
-    npm.chmod(npm.stat().st_mode | stat.S_IEXEC)
-    log = tmp_path / "npm.log"
-    monkeypatch.setenv("PATH", str(bin_dir))
-    monkeypatch.setenv("FAKE_NPM_LOG", str(log))
-    return log
 
 
 def _calls(log: Path) -> list[list[str]]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -385,6 +384,7 @@ def test_check_spec_reads_the_fixtures_beside_the_spec_dir(tmp_path: Path, capsy
 )
 def test_online_each_case_is_recorded_and_read_beside_the_neighbours_recording(
     tmp_path: Path,
+    fake_npm: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     edit: Any,
@@ -394,13 +394,6 @@ def test_online_each_case_is_recorded_and_read_beside_the_neighbours_recording(
     """The release is installed and every case recorded at it (the recorder stood in for by the
     neighbour's recording, edited as the release would write it): a field the contract does not
     read leaves it equivalent, with the wire checked; a different reading refuses it."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    npm = bin_dir / "npm"
-    npm.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{DATA.parent / "fake_npm.py"}" "$@"\n', encoding="utf-8")
-    npm.chmod(0o755)
-    monkeypatch.setenv("PATH", str(bin_dir))
-    monkeypatch.setenv("FAKE_NPM_LOG", str(tmp_path / "npm.log"))
     # the release and its neighbour 0.3.334 ship 0.3.332's excerpt (the range is constant in what is read)
     monkeypatch.setenv("FAKE_NPM_SAME_AS", f"{RELEASE}=0.3.332,{NEIGHBOUR}=0.3.332")
     at = SPEC.at({"claude-code": "0.3.332"})

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -154,7 +153,7 @@ def test_without_recordings_the_wire_stays_one_open_decision(
 
 @pytest.mark.requirement("REL-002")
 def test_an_online_draft_writes_product_version_as_the_shipped_entries_do(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, fake_npm: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Claude Code: the release installed (a fake npm) prints `2.1.400 (Claude Code)`; the draft's
     product_version is the shipped entries' `2.1.{patch}`, which gives the printed version back
@@ -165,13 +164,6 @@ def test_an_online_draft_writes_product_version_as_the_shipped_entries_do(
         original.replace("'error_max_budget_usd' |", "'error_max_budget_usd' | 'error_startup_failure' |"),
         encoding="utf-8",
     )
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    npm = bin_dir / "npm"
-    npm.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{DATA.parent / "fake_npm.py"}" "$@"\n', encoding="utf-8")
-    npm.chmod(0o755)
-    monkeypatch.setenv("PATH", str(bin_dir))
-    monkeypatch.setenv("FAKE_NPM_LOG", str(tmp_path / "npm.log"))
     monkeypatch.setenv("FAKE_NPM_DTS", f"0.3.400={declarations}")
     monkeypatch.setenv("FAKE_NPM_PRINTS", "0.3.400=2.1.400 (Claude Code)")
     at = load_spec().at({"claude-code": "0.3.332"})
