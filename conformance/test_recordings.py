@@ -27,6 +27,7 @@ from conformance.products.packages import product_version
 from conformance.products.recordings import Case, load_cases, load_recording, recording_file
 from conformance.products.replay import replay
 from conformance.spec import Spec, load_spec
+from conformance.spec.resources import shown_data_path
 from conformance.verdict.gaps import SuiteDataGap
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
@@ -44,16 +45,17 @@ def _recording(spec: Spec, case: Case, path: Path) -> Json:
     """The case's recording of the recorded release of the claimed release's range (a stale one
     would replay the wrong shapes)."""
     command = f"subagent-conformance products record --product {case.product} --version {case.recorded}"
+    shown = shown_data_path(path)
     if not path.is_file():  # the suite's data lacks it: a gap of the suite, not the adapter's fault
         raise SuiteDataGap(
-            f"{case.where}: case {case.id} has no recording of {case.product} {case.recorded} ({path}); "
+            f"{case.where}: case {case.id} has no recording of {case.product} {case.recorded} ({shown}); "
             f"record it with `{command} --case {case.name}`"
         )
     recording = load_recording(spec, path)
     package, _ = product_version(spec, case.product)
     if (recording["package"], recording["version"]) != (package, case.recorded):
         raise SuiteDataGap(
-            f"{path} records {recording['package']}@{recording['version']}, not {package}@{case.recorded}: "
+            f"{shown} records {recording['package']}@{recording['version']}, not {package}@{case.recorded}: "
             f"re-record it with `{command}`"
         )
     return recording

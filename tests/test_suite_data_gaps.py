@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conformance.spec import load_spec, schema_validator
-from conformance.spec.resources import fixtures_dir
+from conformance.spec.resources import fixtures_dir, shown_data_path
 from tests.conftest import RunSuite
 
 CASE = "http-401"  # covers CDX-075, CDX-002, CDX-004; the reference claims codex 0.147.0, recorded at 0.147.0
@@ -65,3 +65,11 @@ def test_a_recording_the_suite_lacks_is_a_gap_of_the_suite_never_the_adapters(
     assert said in run.output and command in run.output
     shown = summary.read_text(encoding="utf-8")
     assert "**run failed**" in shown.splitlines()[0] and said in shown, shown[:3000]  # incomplete, not violated
+
+
+def test_a_gap_names_a_shipped_file_as_the_suite_ships_it_not_by_this_machines_path(tmp_path: Path) -> None:
+    """The report reads the same on any machine: a recording the suite ships is named
+    `fixtures/recordings/…` (a wheel's _data or a checkout alike); data elsewhere as given."""
+    shipped = fixtures_dir() / "recordings" / "codex" / "0.147.0" / f"{CASE}.json"
+    assert shown_data_path(shipped) == f"fixtures/recordings/codex/0.147.0/{CASE}.json"
+    assert shown_data_path(tmp_path / "x.json") == str(tmp_path / "x.json")

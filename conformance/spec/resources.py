@@ -29,6 +29,17 @@ def fixtures_dir() -> Path:
     return _data_dir("fixtures")
 
 
+def shown_data_path(path: Path) -> str:
+    """How a report names a file of the shipped data (``fixtures/recordings/…``), the same in a
+    wheel and a checkout, never the machine's path to it; a file elsewhere (data the user pointed
+    the suite at) is named as given."""
+    for name in ("fixtures", "spec"):
+        folder = _data_dir(name).resolve()
+        if path.resolve().is_relative_to(folder):
+            return f"{name}/{path.resolve().relative_to(folder).as_posix()}"
+    return str(path)
+
+
 def project_tests_dir() -> Path | None:
     """The project's own ``tests/``: only in a checkout, where spec/ is read beside the package."""
     root = PACKAGE.parent
