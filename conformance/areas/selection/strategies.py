@@ -278,3 +278,30 @@ def unicode_id_logs(binding: str) -> list[list[Json]]:
             write_turn(writer, turn, [False, True], [])
         logs.append([{"event": e} for e in writer.events])
     return logs
+
+
+def empty_message_logs(binding: str) -> list[list[Json]]:
+    """Fixed logs (steps) in which an empty (usage-only) message is folded while no non-empty one
+    exists: a max-tokens step that assembled only a tool call, after a failed attempt that streamed
+    text, with nothing streamed, and before a later attempt's text. SEL-003's fallback branch (it
+    decides as if the empty message's content were absent) is reached in every run: a fold that
+    lets the empty message win gives [] where the rule gives the text or null."""
+    streamed = Attempt([Block("text", ["partial ", UNICODE_TEXT])], "failed")
+    logs = []
+    for turns in (
+        [Turn([Step([streamed, _tool_only()])], "max-tokens")],
+        [Turn([Step([_tool_only()])], "max-tokens")],
+        [Turn([Step([_tool_only()])], "max-tokens"), Turn([Step([streamed])], "error")],
+    ):
+        number_calls(turns)
+        writer = Writer(binding)
+        for turn in turns:
+            write_turn(writer, turn, [False, True], [])
+        logs.append([{"event": e} for e in writer.events])
+    return logs
+
+
+def _tool_only() -> Attempt:
+    """A max-tokens attempt that streamed only a tool call: the assembler drops it, so the loop
+    appends a message whose content is [] (SEL-003's source)."""
+    return Attempt([Block("tool-call", ['{"path": "a"}'], name="read")], "max-tokens")
