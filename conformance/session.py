@@ -133,7 +133,12 @@ class ConformanceSession:
         profiles.load(self.profile, over_exec)
         found: list[dict[str, Any]] = []
         try:
-            with profiles.stored(), profiles.bounded_shrinking(over_exec), advisories.collecting() as found:
+            with (
+                profiles.stored(),
+                profiles.keyed(item),
+                profiles.bounded_shrinking(over_exec),
+                advisories.collecting() as found,
+            ):
                 return (yield)
         finally:
             settings.load_profile(previous)

@@ -13,13 +13,15 @@ the working folder; ``$HYPOTHESIS_STORAGE_DIRECTORY``, when set, is the user's c
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, Phase, configuration, settings
-from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.internal.conjecture import engine
 
 from conformance.spec import cache_dir
@@ -95,13 +97,73 @@ def stored() -> Iterator[None]:
         configuration.set_hypothesis_home_dir(previous)
 
 
+# The suite's properties are @given functions inside its parametrized tests, out of sight of
+# Hypothesis's pytest plugin, which keys each parametrized case's examples apart (by node id) only
+# for a test that is itself a @given test. Keyed by the inner function's source alone, every case
+# of a test (each binding, each row) shared one key: a passing sibling replayed the example a
+# failing case had saved, found it passing and deleted it, so `--lf` drew afresh and could pass.
+_TEST: contextvars.ContextVar[bytes] = contextvars.ContextVar("subagent_conformance_test", default=b"")
+
+
+class PerTestDatabase(ExampleDatabase):
+    """Hypothesis's example database with each key prefixed by the suite's test it is used in
+    (:func:`keyed`), so that the examples one parametrized case saved are replayed in that case only."""
+
+    def __init__(self, inner: ExampleDatabase) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def __repr__(self) -> str:
+        return f"PerTestDatabase({self.inner!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PerTestDatabase) and self.inner == other.inner
+
+    def __hash__(self) -> int:
+        return hash(("PerTestDatabase", repr(self.inner)))
+
+    @staticmethod
+    def _key(key: bytes) -> bytes:
+        test = _TEST.get()
+        return test + b"\x00" + key if test else key
+
+    def save(self, key: bytes, value: bytes) -> None:
+        self.inner.save(self._key(key), value)
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        return self.inner.fetch(self._key(key))
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        self.inner.delete(self._key(key), value)
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        self.inner.move(self._key(src), self._key(dest), value)
+
+
+def test_key(item: pytest.Item) -> str:
+    """What keys a test's examples apart: its module and name with parameters, the same whatever
+    the rootdir or however the suite was named on the command line."""
+    module = getattr(getattr(item, "module", None), "__name__", None)
+    return f"{module}::{item.name}" if module else item.nodeid
+
+
+@contextlib.contextmanager
+def keyed(item: pytest.Item) -> Iterator[None]:
+    """Around one of the suite's tests: the example database keyed by that test (PerTestDatabase)."""
+    token = _TEST.set(test_key(item).encode())
+    try:
+        yield
+    finally:
+        _TEST.reset(token)
+
+
 def register_profiles() -> None:
     for name, values in PROFILES.items():
         if _PREFIX + name not in settings._profiles:  # registered once: re-registering re-loads
             # Not ./.hypothesis; a derandomized profile keeps none (Hypothesis: it implies database=None).
             stored_in: dict[str, Any] = {}
             if not values.get("derandomize"):
-                stored_in["database"] = DirectoryBasedExampleDatabase(storage() / "examples")
+                stored_in["database"] = PerTestDatabase(DirectoryBasedExampleDatabase(storage() / "examples"))
             settings.register_profile(_PREFIX + name, **stored_in, **values)
             phases = [p for p in values.get("phases", list(Phase)) if p is not Phase.explain]
             settings.register_profile(_PREFIX + name + EXEC_SUFFIX, **stored_in, **{**values, "phases": phases})
