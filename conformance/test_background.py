@@ -121,7 +121,10 @@ _OUTCOME_ROWS = len(_SPEC.table(_AREA, "job_outcomes").rows)
 
 # Every example renders the status line (status_open, status_close, line_break); the rows with a
 # diagnostic exercise diagnostic_label and detail_separator, the rows without output no_output.
+# The notice's summary is cut at notice_bound in every row (the long one of HOSTILE_IDS), and
+# with astral labels where no diagnostic can hide the bound (BGD-018).
 @_reaches_all("job_fragments")
+@_reaches_all("notice_bound")
 @requirement("BGD-005", "BGD-006", "BGD-009", "BGD-013", "BGD-017", "BGD-018", "RES-024", "RES-026")
 @pytest.mark.parametrize(
     "row", row_params(_SPEC, _AREA, "job_outcomes", marks=lambda r: [requirement(row_requirement(r))])

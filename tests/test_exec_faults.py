@@ -111,8 +111,8 @@ def test_a_crash_is_reported_by_its_exit_status_while_a_child_holds_stdout(run_f
     assert _alive(marker) == []
 
 
-@pytest.mark.requirement("ADP-015", "ADP-019")
-@pytest.mark.reaches("adapter-protocol.exec_limits", 5)
+@pytest.mark.requirement("ADP-015", "ADP-016", "ADP-019")
+@pytest.mark.reaches("adapter-protocol.exec_limits", 5, 6)
 def test_a_line_beyond_response_line_max_is_refused_unread_and_shown_short(run_fault: RunFault) -> None:
     done = run_fault("huge", *RENDER)
     assert done.code == pytest.ExitCode.TESTS_FAILED, done.tail

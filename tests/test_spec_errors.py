@@ -92,3 +92,26 @@ def test_check_spec_command_reports_and_fails(spec_copy: Path, edit: Edit, capsy
     assert main(["--spec", str(spec_copy), "check-spec"]) == 1
     err = capsys.readouterr().err
     assert f"diagnostic.yaml:{line}: requirements[" in err
+
+
+def test_branches_outside_the_tables_requirements_are_named(spec_copy: Path, edit: Edit) -> None:
+    """A table's `branches` narrows its own `requirements` (the reach audit): naming another
+    requirement is a mistake, named at the entry."""
+    line = edit("adapter-protocol.yaml", r"(?<=      requirements: \[)ADP-008(?=\])", "ADP-009")
+    [problem] = problems(spec_copy)
+    assert (problem.file, problem.line) == ("adapter-protocol.yaml", line)
+    assert problem.field == "tables.operations.branches.requirements[0]"
+    assert problem.message == "ADP-009 is not one of the table's requirements"
+
+
+def test_branches_on_rows_that_name_their_requirements_are_named(spec_copy: Path, edit: Edit) -> None:
+    """Where rows name requirements in their cells, the cells say whose branch each row is, and
+    a table-wide `branches` would contradict them."""
+    edit(
+        "adapter-protocol.yaml",
+        r"(?<=\n    requirements: \[ADP-012, ADP-015, ADP-017, ADP-018, ADP-019, ADP-020, ADP-021\]\n)",
+        "    branches: {requirements: [ADP-012], why: only the output schema check}\n",
+    )
+    [problem] = problems(spec_copy)
+    assert (problem.file, problem.field) == ("adapter-protocol.yaml", "tables.exec_limits.branches")
+    assert problem.message == "its rows name requirements in their cells, which say whose branch each row is"

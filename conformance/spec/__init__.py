@@ -26,6 +26,7 @@ from conformance.spec.model import (
     Table,
     Vocabulary,
     expand_text,
+    requirements_named,
 )
 from conformance.spec.schema_errors import SCHEMA_URN, describe_error
 from conformance.spec.schemas import (
@@ -58,6 +59,7 @@ __all__ = [
     "load_spec",
     "operations_schema",
     "refuse_retrieval",
+    "requirements_named",
     "schema_problems",
     "schema_validator",
     "spec_digest",

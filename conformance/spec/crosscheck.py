@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 from jsonschema.exceptions import best_match
 
-from conformance.spec.model import ID_PREFIXES, Area, Spec, Table
+from conformance.spec.model import ID_PREFIXES, Area, Spec, Table, requirements_named
 from conformance.spec.ranges import range_problems
 from conformance.spec.schema_errors import SCHEMA_URN
 from conformance.spec.schemas import schema_validator
@@ -61,6 +61,8 @@ def cross_check(spec: Spec, loader: _Loader, seed_map: str, unloaded: set[str]) 
             check_ids(area.file, base + ("requirements",), table.requirements)
             if table.requirements:
                 stated_tables.add((area.name, tname))
+            if table.branches is not None:
+                _check_branches(loader, area, base, table, ids)
             if (area.name, tname) not in stated_tables and not any(tname in r.tables for r in area.requirements):
                 loader.problem(
                     area.file,
@@ -257,3 +259,19 @@ def _placeholders(value: Any, at: Path_) -> list[Path_]:
         for k, item in enumerate(value):
             found.extend(_placeholders(item, at + (k,)))
     return found
+
+
+def _check_branches(loader: _Loader, area: Area, base: Path_, table: Table, ids: dict[str, str]) -> None:
+    """A table's ``branches`` narrows its own ``requirements``, and only where no row says whose
+    branch it is (a row that names requirements in its cells is theirs, conformance/verdict/reach.py)."""
+    for k, rid in enumerate(table.branches or ()):
+        if rid not in table.requirements:
+            loader.problem(
+                area.file, base + ("branches", "requirements", k), f"{rid} is not one of the table's requirements"
+            )
+    if any(requirements_named(row, ids) for row in table.rows):
+        loader.problem(
+            area.file,
+            base + ("branches",),
+            "its rows name requirements in their cells, which say whose branch each row is",
+        )

@@ -139,6 +139,8 @@ def _build_area(name: str, file: str, data: dict[str, Any], located: Located) ->
             tuple(t["rows"]),
             t.get("description", ""),
             tuple(t.get("requirements", ())),
+            tuple(t["branches"]["requirements"]) if "branches" in t else None,
+            t["branches"]["why"] if "branches" in t else "",
         )
         for tname, t in data.get("tables", {}).items()
     }

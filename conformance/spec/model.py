@@ -6,7 +6,7 @@ loaded spec is pickled into the user cache as it is.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -102,6 +102,15 @@ class Table:
     rows: tuple[dict[str, Any], ...]
     description: str = ""
     requirements: tuple[str, ...] = ()
+    branches: tuple[str, ...] | None = None  # whose branches its rows are, where it narrows `requirements`
+    branches_why: str = ""
+
+
+def requirements_named(row: dict[str, Any], ids: Collection[str]) -> set[str]:
+    """The requirement IDs a table row names in its own cells (a vector's ``covers``, a row's
+    ``requirement``, …): the requirements whose branch the row is."""
+    cells = [x for v in row.values() for x in (v if isinstance(v, list) else [v])]
+    return {x for x in cells if isinstance(x, str) and x in ids}
 
 
 @dataclass(frozen=True)

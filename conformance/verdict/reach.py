@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from conformance.spec import Requirement, Spec
+from conformance.spec import Requirement, Spec, requirements_named
 from conformance.verdict.structured_reads import implied
 
 REACHES_MARKER = "reaches"
@@ -93,26 +93,25 @@ def holds_table(requirement: Requirement) -> str | None:
     return match.group(1) if match and match.group(1) in requirement.tables else None
 
 
-def _owners(row: dict[str, Any], ids: frozenset[str]) -> set[str]:
-    """The requirement IDs a row names in its own cells (covers, requirement, breaks, …)."""
-    cells = [x for v in row.values() for x in (v if isinstance(v, list) else [v])]
-    return {x for x in cells if isinstance(x, str) and x in ids}
-
-
 def branches(spec: Spec) -> dict[str, set[tuple[str, int]]]:
     """Each requirement's named branches, as (area.table, row index): every row of the golden-vector
-    table it says holds, and every row of any table whose own cells name it (a vector's ``covers``,
-    a row's ``requirement``). A table whose rows name no requirement is data a text reads, not a
-    list of branches, and gives none."""
-    ids = frozenset(req.id for req in spec.requirements())
-    out: dict[str, set[tuple[str, int]]] = {rid: set() for rid in ids}
+    table it says holds; every row of any table whose own cells name it (a vector's ``covers``, a
+    row's ``requirement``); and every row of a table whose rows name no requirement, for each
+    requirement the table lists (its ``requirements``, or the narrower ``branches`` where the spec
+    says why). An ``excluded`` requirement has no test, so it has no branches either."""
+    ids = frozenset(req.id for req in spec.requirements() if req.excluded is None)
+    out: dict[str, set[tuple[str, int]]] = {rid: set() for rid in sorted(ids)}
     for area in spec.areas.values():
         for name, table in area.tables.items():
-            for i, row in enumerate(table.rows):
-                for rid in _owners(row, ids):
+            named = [requirements_named(row, ids) for row in table.rows]
+            if not any(named):
+                owners = table.requirements if table.branches is None else table.branches
+                named = [{rid for rid in owners if rid in ids}] * len(table.rows)
+            for i, rids in enumerate(named):
+                for rid in rids:
                     out[rid].add((f"{area.name}.{name}", i))
         for req in area.requirements:
-            if (vectors := holds_table(req)) is not None:
+            if req.id in ids and (vectors := holds_table(req)) is not None:
                 out[req.id].update((f"{area.name}.{vectors}", i) for i in range(len(area.tables[vectors].rows)))
     return out
 
