@@ -83,8 +83,10 @@ def test_a_table_of_data_is_a_branch_of_the_requirements_it_lists() -> None:
     assert rows("adapter-protocol.operations", "ADP-007") == set()
     assert not any(t == "claude-code.sdk_wire" for rids in found.values() for t, _ in rids)  # branches: []
     limits = spec.table("adapter-protocol", "exec_limits").rows
-    assert rows("adapter-protocol.exec_limits", "ADP-019") == {
-        i for i, r in enumerate(limits) if "ADP-019" in r["read_by"]
-    } == {i for i, r in enumerate(limits) if r["name"] in ("stderr_tail", "exit_reap", "stopped_grace")}
+    assert (
+        rows("adapter-protocol.exec_limits", "ADP-019")
+        == {i for i, r in enumerate(limits) if "ADP-019" in r["read_by"]}
+        == {i for i, r in enumerate(limits) if r["name"] in ("stderr_tail", "exit_reap", "stopped_grace")}
+    )
     excluded = [req.id for req in spec.requirements() if req.excluded is not None]
     assert excluded and not any(rid in found for rid in excluded)
