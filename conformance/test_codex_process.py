@@ -19,11 +19,12 @@ import pytest
 
 from conformance.plugin import contract
 from conformance.process.ahead import Played, plays
-from conformance.process.checks import canary_site_problems, check_runs
+from conformance.process.checks import canary_site_problems, check_runs, check_stages
 from conformance.process.marks import checks, reaches
 from conformance.process.scenarios import PlannedRun, Scenario
 from conformance.process.tier import batches, plan_runs, product_scenarios
 from conformance.spec import Spec
+from conformance.verdict.reach import row_params
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"run_codex"})
@@ -104,3 +105,35 @@ def test_every_mode_in_one_call(claim: Claim, played: Played) -> None:
     """The ordinary run in every permission mode at once: each thread/start carries its own mode's fields."""
     claim("process_drivers", PRODUCT)
     played(lambda planned, outcomes: check_runs(_SPEC, planned, outcomes, overlap=True))
+
+
+def _rejected_stages(scenario: Scenario) -> set[str]:
+    """The stages of the failure lines the scenario's start() and dispose() rejections show."""
+    start, found = scenario.expect["start"], set()
+    if isinstance(start, dict):
+        found |= {start["rejected"][k]["stage"] for k in ("startup", "teardown") if k in start["rejected"]}
+    found |= {d["rejected"]["stage"] for d in scenario.expect.get("dispose", []) if isinstance(d, dict)}
+    return found
+
+
+def _staged(spec: Spec, stage: str) -> Scenario:
+    """The first scenario (in the file's order) whose start() or dispose() rejects at ``stage``."""
+    found = [s for s in product_scenarios(spec, PRODUCT) if stage in _rejected_stages(s)]
+    assert found, f"no {PRODUCT} scenario rejects start() or dispose() at stage {stage}"
+    return found[0]
+
+
+def _one_staged(spec: Spec, params: dict[str, Any], folder: Path) -> list[PlannedRun]:
+    return plan_runs(spec, _staged(spec, params["row"]["stage"]), folder)
+
+
+@requirement("CDX-010")
+@pytest.mark.parametrize(
+    "row", row_params(_SPEC, PRODUCT, "stages", where=lambda r: "run-result" not in r["surfaces_in"])
+)
+@plays(PRODUCT, _one_staged)
+def test_rejection_names_the_stage(claim: Claim, played: Played, row: dict[str, Any]) -> None:
+    """Each stage only a start() or dispose() rejection shows (the others: test_codex_tables),
+    played with the first scenario failing there: each line names the stage the spec renders."""
+    claim("process_drivers", PRODUCT)
+    played(lambda planned, outcomes: check_stages(_SPEC, planned, outcomes, ("CDX-010",)))

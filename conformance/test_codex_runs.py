@@ -17,15 +17,20 @@ from conformance.areas.codex.runs import answer_runs, fact_runs, settlement_runs
 from conformance.areas.codex.scenarios import (
     THREAD_ID,
     TURN_ID,
+    failed_turn,
     process_exit,
     response,
     scenario,
     server_request,
+    terminal,
+    turn_error,
 )
+from conformance.areas.codex.triggers import Trigger, fact_trigger
 from conformance.areas.texts import any_text
 from conformance.plugin import contract
 from conformance.spec import Spec
 from conformance.verdict.blame import Violation
+from conformance.verdict.reach import row_params
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"codex_outcome"})
@@ -116,6 +121,50 @@ def test_only_the_latest_permission_fact_is_kept(codex_outcome: Outcome, spec: S
         CHECKS.check(codex_outcome, *case, found=True)
 
     check()
+
+
+def _partner(row: Json, *, stderr: bool = False) -> Trigger:
+    """Another fact for ``row``'s order cases: the next row of permission_facts (in a cycle) that
+    records another line and is no terminal; with ``stderr``, the next stderr signature's."""
+    rows = list(_SPEC.table("codex", "permission_facts").rows)
+    own = fact_trigger(_SPEC, row)
+    for other in rows[rows.index(row) + 1 :] + rows[: rows.index(row)]:
+        partner = fact_trigger(_SPEC, other, 1)
+        if not partner.terminal and partner.fact != own.fact and (not stderr or "stderr" in partner.event):
+            return partner
+    raise AssertionError(f"permission_facts has no partner for {row['trigger']!r}")
+
+
+def _order_cases(row: Json) -> list[tuple[Json, Json]]:
+    """The row's fact observed just before and just after another one, after the turn/start
+    response and before it, with the result: each time the one observed last is kept. Before
+    the response the other is a stderr chunk, ordered at receipt, so that a frame queued until
+    the commit and ordered at its replay is told apart (CDX-037: an early frame keeps its
+    receipt's order); after a terminal, stderr is all that is still observed (CDX-074)."""
+    own, late, early = fact_trigger(_SPEC, row), _partner(row), _partner(row, stderr=True)
+    end = [] if own.terminal else [terminal(failed_turn(turn_error("other")))]
+    orders: list[tuple[list[Trigger | None], Trigger]] = [  # None: the turn/start response
+        ([None, own, early if own.terminal else late], early if own.terminal else late),
+        ([None, late, own], own),
+        ([own, early, None], early),
+        ([early, own, None], own),
+    ]
+    cases = []
+    for sequence, kept in orders:
+        events = [response() if t is None else t.event for t in sequence] + end
+        replies = [r for t in sequence if t is not None for r in t.replies]
+        category = "sandboxError" if own.terminal else "other"
+        cases.append((scenario(events), ORACLE.failure("never", [], "turn", category, fact=kept.fact, replies=replies)))
+    return cases
+
+
+@requirement("CDX-037")
+@pytest.mark.parametrize("row", row_params(_SPEC, "codex", "permission_facts"))
+def test_the_fact_observed_last_is_kept(codex_outcome: Outcome, row: Json) -> None:
+    """Each permission_facts row's fact, observed before and after another fact, early and late:
+    only the fact observed last by the per-run order is kept, whichever fired first."""
+    for request, expected in _order_cases(row):
+        CHECKS.check(codex_outcome, request, expected)
 
 
 @requirement("CDX-040", "RED-006")

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from conformance.areas.codex.checks import Outcome, codex_checks
-from conformance.areas.codex.oracle import Fact
 from conformance.areas.codex.scenarios import (
     THREAD_ID,
     TURN_ID,
@@ -24,6 +23,7 @@ from conformance.areas.codex.scenarios import (
     terminal,
     turn_error,
 )
+from conformance.areas.codex.triggers import fact_trigger
 from conformance.plugin import contract
 from conformance.verdict.reach import row_params
 
@@ -63,33 +63,40 @@ def test_terminal_handling_row(codex_outcome: Outcome, row: Json) -> None:
     CHECKS.check(codex_outcome, request, expected)
 
 
-def _fact_trigger(row: Json) -> list[Json] | None:
-    """The observation that fires a permission_facts row which is no server request (those are
-    the rows of server_request_replies): a declined item, a sandboxError terminal, a signature."""
-    trigger = str(row["trigger"])
-    if trigger.startswith("item/completed"):
-        kind = trigger.split("type ")[1].split(" ")[0]
-        return [item_completed({"type": kind, "status": "declined"}), terminal(failed_turn(turn_error("other")))]
-    if "sandboxError" in trigger:
-        return [terminal(failed_turn(turn_error("sandboxError")))]
-    if trigger.startswith("stderr"):
-        return [{"stderr": trigger.split('"')[1]}, terminal(failed_turn(turn_error("other")))]
-    return None
-
-
 @requirement("CDX-036", "CDX-039", "CDX-040")
 @pytest.mark.parametrize(
-    "row", row_params(_SPEC, "codex", "permission_facts", where=lambda r: _fact_trigger(r) is not None)
+    "row", row_params(_SPEC, "codex", "permission_facts", where=lambda r: not fact_trigger(_SPEC, r).replies)
 )
 def test_permission_fact_of_each_trigger(codex_outcome: Outcome, row: Json) -> None:
-    """Each permission_facts row fired by an item, a terminal or stderr records exactly its line."""
-    events = _fact_trigger(row)
-    assert events is not None
-    category = "sandboxError" if "sandboxError" in str(row["trigger"]) else "other"
-    fact = Fact(row["request"], row["decision"], row["reason"])
+    """Each permission_facts row fired by an item, a terminal or stderr (the server requests are
+    the rows of server_request_replies) records exactly its line."""
+    trigger = fact_trigger(_SPEC, row)
+    events = [trigger.event] if trigger.terminal else [trigger.event, terminal(failed_turn(turn_error("other")))]
+    category = "sandboxError" if trigger.terminal else "other"
     CHECKS.check(
-        codex_outcome, scenario([response(), *events]), ORACLE.failure("never", [], "turn", category, fact=fact)
+        codex_outcome,
+        scenario([response(), *events]),
+        ORACLE.failure("never", [], "turn", category, fact=trigger.fact),
     )
+
+
+# One run failing at each stage a run-result can name (table stages), keyed by the stage:
+# the events and the failure's category.
+_STAGE_CASES: dict[str, tuple[list[Json], str]] = {
+    "turn-start": ([{"turn_start": {"error": {"code": -32600, "message": "turn/start refused"}}}], "unknown"),
+    "turn": ([response(), terminal(failed_turn(turn_error("other")))], "other"),
+    "process": ([response(), process_exit(3, None)], "process-exit"),
+}
+
+
+@requirement("CDX-010")
+@pytest.mark.parametrize("row", row_params(_SPEC, "codex", "stages", where=lambda r: "run-result" in r["surfaces_in"]))
+def test_failure_line_names_the_stage(codex_outcome: Outcome, row: Json) -> None:
+    """A run failing at each stage a run-result can show: its failure line names that stage,
+    with one of the categories the stage's row lists."""
+    events, category = _STAGE_CASES[row["stage"]]
+    assert category in row["categories"], "the suite's case disagrees with its row"
+    CHECKS.check_stage(codex_outcome, scenario(events), row["stage"], list(row["categories"]))
 
 
 # One run per row of table stop_reasons, in its order: (events after the turn/start response,

@@ -166,6 +166,8 @@ def line_problems(ctx: Context, expected: str, actual: str) -> list[Problem]:
         owner = category_owner(ctx, stage, want.get("category", ""))
         if got.get("category") == "process-exit" and stage in EXIT_LOSES:
             owner = pick(EXIT_LOSES[stage], ctx.covers)  # the exit beat what decided the run first
+        elif want.get("category") == got.get("category") and ctx.owners.stage:
+            owner = ctx.owners.stage  # the right category at another stage: the line names another operation
         problems.append(
             Problem(
                 owner,

@@ -59,6 +59,7 @@ def checks(spec: Spec, scenario: Scenario) -> list[str]:
     for fact in failures(spec, scenario):
         found += category_owner(ctx, fact["stage"], fact["category"])
         found += owners.outcome.get(fact["stage"], ())
+        found += owners.stage
     expect = scenario.expect
     if isinstance(expect["start"], dict):
         found += [*owners.prefix, *owners.aggregate, *(r for r in STARTUP_RULES[scenario.product] if r in ctx.covers)]

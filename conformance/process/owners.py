@@ -37,6 +37,10 @@ class Owners:
     cleanup_dispose: tuple[str, ...]
     launch: tuple[str, ...]
     concurrency: tuple[str, ...]
+    # A failure line whose category is right but whose stage is another: the rule that a line
+    # names the stage of the failed operation (none: the category's owner is blamed, as for any
+    # other (stage, category) difference).
+    stage: tuple[str, ...] = ()
 
 
 OWNERS = {
@@ -113,6 +117,7 @@ OWNERS = {
         cleanup_dispose=("CDX-069",),
         launch=("CDX-052",),
         concurrency=("CDX-071",),
+        stage=("CDX-010",),
     ),
 }
 

@@ -20,7 +20,7 @@ from conformance.areas.codex.oracle import CodexOracle
 from conformance.areas.codex.scenarios import failed_turn, response, scenario, terminal, turn_error
 from conformance.areas.codex.stderr_blame import split_stderr_rule
 from conformance.areas.diagnostic.grammar import Matcher, roots
-from conformance.areas.diagnostic.text_blame import as_vector
+from conformance.areas.diagnostic.text_blame import as_vector, line_stages
 from conformance.spec import Spec
 from conformance.verdict.blame import Violation
 
@@ -61,6 +61,22 @@ class CodexChecks:
                 sections=_as_vector(request, expected, blamed) if found else None,
             )
         self.check_grammar(request, answer, outcome)
+
+    def check_stage(self, outcome: Outcome, request: Json, stage: str, categories: list[str]) -> None:
+        """CDX-010: the answer's failure line names ``stage`` with one of ``categories`` (its row of
+        table stages). Only that is judged here: an answer without a failure line, or the line's
+        other fields, are the other checks' to blame."""
+        answer = outcome(request)
+        lines = line_stages(str(answer.get("diagnostic", "")))
+        if lines and lines[0] is not None and (lines[0][0] != stage or lines[0][1] not in categories):
+            raise Violation(
+                ["CDX-010"],
+                operation="codex_outcome",
+                input=request,
+                expected=f"a failure line of stage {stage} with one of the categories {', '.join(categories)}",
+                actual=answer,
+                detail=f"the failure line names stage {lines[0][0]!r} and category {lines[0][1]!r}",
+            )
 
     def check_grammar(self, request: Json, answer: Json, outcome: Outcome | None = None) -> None:
         """RED-002: a diagnostic is a sentence of the Codex run-result grammar; one that is not
