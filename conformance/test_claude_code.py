@@ -29,9 +29,11 @@ from conformance.areas.claude_code.strategies import (
     strict_successes,
     whitespace_text,
 )
+from conformance.areas.diagnostic.text_blame import fields_of
 from conformance.harness.adapter import Adapter
 from conformance.plugin import contract
 from conformance.spec import Spec
+from conformance.verdict.blame import Violation
 from conformance.verdict.reach import row_params, share
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
@@ -102,6 +104,39 @@ def test_any_run_follows_the_classification_table(adapter: Adapter, claim: Claim
         check_answer(adapter, spec, scenario)  # the oracle's result has the table's stop reason, stage and category
 
     check()
+
+
+def _staged_runs(stage: str) -> list[Json]:
+    """The vectors' runs that fail at ``stage`` (the stage of the classification row deciding them)."""
+    runs = [v["scenario"] for v in _SPEC.table("claude-code", "outcome_vectors").rows]
+    return [run for run in runs if decide(_SPEC, run).row.get("stage") == stage]
+
+
+@requirement("CC-002")
+@pytest.mark.parametrize(
+    "row", row_params(_SPEC, "claude-code", "stages", where=lambda r: "run-result" in r["surfaces_in"])
+)
+def test_failure_line_names_the_stage(adapter: Adapter, claim: Claim, row: Json) -> None:
+    """Every vector's run failing at each stage a run result can show (the others: the
+    claude_code_process tier): its failure line names that stage, with a category of its row.
+    Only that is judged here; a result without a failure line, or the line's other fields, are
+    the other tests' to blame."""
+    _claude(claim)
+    runs = _staged_runs(row["stage"])
+    assert runs, f"no vector fails at stage {row['stage']}"
+    for scenario in runs:
+        actual = adapter.call("claude_code_outcome", scenario)
+        line = str(actual.get("diagnostic", "")).partition("\n")[0]
+        fields = dict(fields_of(line) or ())
+        if "stage" in fields and (fields["stage"] != row["stage"] or fields.get("category") not in row["categories"]):
+            raise Violation(
+                ["CC-002"],
+                operation="claude_code_outcome",
+                input=scenario,
+                expected=f"a failure line of stage {row['stage']}, category one of {', '.join(row['categories'])}",
+                actual=actual,
+                detail=f"the failure line names stage {fields['stage']!r} and category {fields.get('category')!r}",
+            )
 
 
 _STOPS = row_params(_SPEC, "claude-code", "stop_reasons")

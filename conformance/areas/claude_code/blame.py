@@ -132,7 +132,8 @@ class ClaudeDiagnosis:
     def trigger_of(self, line: str | None) -> str | None:
         """The permission_facts trigger whose line (its request, decision and reason) ``line`` is."""
         for trigger, row in tables(self.spec).facts.items():
-            if line is not None and line.endswith(f"; request: {row['request']}; decision: {row['decision']}): {row['reason']}"):
+            tail = f"; request: {row['request']}; decision: {row['decision']}): {row['reason']}"
+            if line is not None and line.endswith(tail):
                 return str(trigger)
         return None
 
