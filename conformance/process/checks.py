@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from conformance.areas.diagnostic.text_blame import line_stages
 from conformance.harness.processes import RUN_TOKEN_VARIABLE
 from conformance.process.blame import Context, Problem, blamed, outcome_problems
 from conformance.process.owners import OWNERS
@@ -153,6 +154,36 @@ def check_runs(spec: Spec, planned: list[PlannedRun], outcomes: list[Json], *, o
         raise failure(spec, planned, outcomes, problems)
     for run, outcome in zip(planned, outcomes, strict=True):
         advise_run(spec, run, outcome)
+
+
+def check_stages(spec: Spec, planned: list[PlannedRun], outcomes: list[Json], rule: tuple[str, ...]) -> None:
+    """Raise a Violation of ``rule`` (the product's "failures carry the stage of the failed
+    operation") when a start() or dispose() rejection line names another stage than the spec
+    renders for it, or a category its stages row does not list. Only the lines both texts have
+    are compared: a rejection that is missing or extra, a line that is no failure line, and the
+    other fields are check_runs's to blame."""
+    product = planned[0].scenario.product
+    categories = {r["stage"]: r["categories"] for r in spec.table(product, "stages").rows}
+    problems = []
+    for i, (run, outcome) in enumerate(zip(planned, outcomes, strict=True)):
+        allowed = TIERS[product].layer.allowed_outcomes(spec, run.scenario, run.run)
+        for part in ("start", "dispose"):
+            got = _rejections(outcome.get(part) if isinstance(outcome, dict) else None)
+            for want_text, got_text in zip(_rejections(allowed[part][0]), got, strict=False):
+                pairs = zip(line_stages(want_text or ""), line_stages(got_text or ""), strict=False)
+                for want, line in pairs:
+                    if want is None or line is None or (line[0] == want[0] and line[1] in categories[want[0]]):
+                        continue
+                    message = f"a {part}() rejection line names stage {line[0]!r} and category {line[1]!r}"
+                    problems.append((i, Problem(rule, f"{message}, not stage {want[0]!r}")))
+    if problems:
+        raise failure(spec, planned, outcomes, problems)
+
+
+def _rejections(part: Json) -> list[str | None]:
+    """The rejection text of a start() outcome, or of each dispose() call (None: it did not reject)."""
+    calls = part if isinstance(part, list) else [part]
+    return [c["rejected"] if isinstance(c, dict) and isinstance(c.get("rejected"), str) else None for c in calls]
 
 
 def advise_run(spec: Spec, planned: PlannedRun, outcome: Json) -> None:

@@ -12,6 +12,7 @@ format tier's mapping is :func:`format_blame`.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +45,20 @@ def fields_of(line: str) -> list[tuple[str, str]] | None:
             return None
         fields.append((label, value))
     return fields
+
+
+_FAILURE_LINE = re.compile(re.escape(FAILURE_HEAD) + r"[^()\n]*\)")
+
+
+def line_stages(text: str) -> list[tuple[str | None, str | None] | None]:
+    """The (stage, category) of each failure line in a provider text, in order: a run-result's,
+    or each part of a rejection aggregate (None for a field the line lacks; None for a line that
+    is not one, which the grammar checks judge)."""
+    out: list[tuple[str | None, str | None] | None] = []
+    for match in _FAILURE_LINE.finditer(text):
+        fields = fields_of(match.group(0))
+        out.append(None if fields is None else (dict(fields).get("stage"), dict(fields).get("category")))
+    return out
 
 
 def line_findings(expected: str, actual: str) -> list[Finding]:
