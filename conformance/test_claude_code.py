@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.areas.claude_code.checks import check_answer, judge, outcome
-from conformance.areas.claude_code.oracle import decide, tables
+from conformance.areas.claude_code.checks import check_answer, diagnosis, judge, outcome
+from conformance.areas.claude_code.oracle import NATIVE_DENIAL, decide, expected_outcome, tables
 from conformance.areas.claude_code.strategies import (
     error_results,
     events,
@@ -29,10 +29,12 @@ from conformance.areas.claude_code.strategies import (
     strict_successes,
     whitespace_text,
 )
+from conformance.areas.diagnostic.text_blame import line_stages
 from conformance.harness.adapter import Adapter
 from conformance.plugin import contract
 from conformance.spec import Spec
-from conformance.verdict.reach import row_params
+from conformance.verdict.blame import Violation
+from conformance.verdict.reach import row_params, share
 
 # The operations these tests call (conformance/verdict/operations.py: what a changed operation's variants run over).
 OPERATIONS = frozenset({"claude_code_outcome"})
@@ -100,6 +102,96 @@ def test_any_run_follows_the_classification_table(adapter: Adapter, claim: Claim
     @given(scenario=scenarios(spec))
     def check(scenario: Json) -> None:
         check_answer(adapter, spec, scenario)  # the oracle's result has the table's stop reason, stage and category
+
+    check()
+
+
+def _staged_runs(stage: str) -> list[Json]:
+    """The vectors' runs that fail at ``stage`` (the stage of the classification row deciding them)."""
+    runs = [v["scenario"] for v in _SPEC.table("claude-code", "outcome_vectors").rows]
+    return [run for run in runs if decide(_SPEC, run).row.get("stage") == stage]
+
+
+@requirement("CC-002", "CC-035")
+@pytest.mark.parametrize(
+    "row", row_params(_SPEC, "claude-code", "stages", where=lambda r: "run-result" in r["surfaces_in"])
+)
+def test_failure_line_names_the_stage(adapter: Adapter, claim: Claim, spec: Spec, row: Json) -> None:
+    """Every vector's run failing at each stage a run result can show (the others: the
+    claude_code_process tier): its failure line names that stage, with a category of its row;
+    a stage only start() reports is CC-035's (the run was published). Only that is judged here;
+    a result without a failure line, or the line's other fields, are the other tests' to blame."""
+    _claude(claim)
+    runs = _staged_runs(row["stage"])
+    assert runs, f"no vector fails at stage {row['stage']}"
+    for scenario in runs:
+        actual = adapter.call("claude_code_outcome", scenario)
+        lines = line_stages(str(actual.get("diagnostic", "")))
+        if lines and lines[0] is not None and (lines[0][0] != row["stage"] or lines[0][1] not in row["categories"]):
+            stage, category = lines[0]
+            raise Violation(
+                ["CC-035"] if stage in diagnosis(spec).startup_stages else ["CC-002"],
+                operation="claude_code_outcome",
+                input=scenario,
+                expected=f"a failure line of stage {row['stage']}, category one of {', '.join(row['categories'])}",
+                actual=actual,
+                detail=f"the failure line names stage {stage!r} and category {category!r}",
+            )
+
+
+_STOPS = row_params(_SPEC, "claude-code", "stop_reasons")
+
+
+def _situations(spec: Spec) -> dict[str, st.SearchStrategy[Json]]:
+    """Runs drawn to end in each situation of table stop_reasons, by the row's stop reason."""
+    success = strict_successes(spec).map(_msg)
+    others = st.lists(st.one_of(messages, permission_events(spec), success), max_size=4)
+    completed = st.fixed_dictionaries(
+        {
+            "mode": st.sampled_from(tables(spec).modes),
+            "events": st.builds(lambda b, last: [*b, last], others, success),
+            "cancelled": st.just(False),
+        },
+        optional={"outcome": st.one_of(st.none(), outcomes(spec))},
+    )
+    ending_in_error = st.builds(lambda b, last: [*b, _msg(last)], events(spec), error_results(spec))
+    failed = scenarios(spec, event_lists=ending_in_error, cancelled=st.just(False))  # a failing result decides
+    return {"completed": completed, "error": failed, "aborted": scenarios(spec, cancelled=st.just(True))}
+
+
+def _vector_runs(stop_reason: str) -> list[Json]:
+    """The vectors' runs that end in the situation of ``stop_reason``; for aborted, every vector's
+    run cancelled as well (local cancellation wins whether the stream succeeded or failed)."""
+    runs = [v["scenario"] for v in _SPEC.table("claude-code", "outcome_vectors").rows]
+    if stop_reason == "aborted":
+        runs = [{**run, "cancelled": True} for run in runs]
+    return [run for run in runs if decide(_SPEC, run).row["stop_reason"] == stop_reason]
+
+
+@requirement("CC-003")
+@pytest.mark.parametrize("row", _STOPS)
+def test_each_situation_settles_with_its_stop_reason(adapter: Adapter, claim: Claim, spec: Spec, row: Json) -> None:
+    """One stratum per row of table stop_reasons: the vectors' runs that end in its situation, then
+    drawn ones; each settles with the row's stop reason, output and diagnostic (never max-tokens
+    or refusal), and a difference is blamed on the rule that decides it."""
+    _claude(claim)
+    stop = row["stop_reason"]
+
+    def settle(scenario: Json) -> None:
+        assert decide(spec, scenario).row["stop_reason"] == stop, "the stratum's run ends in its situation"
+        actual = adapter.call("claude_code_outcome", scenario)
+        expected = expected_outcome(spec, scenario)
+        seen = {"stopReason": actual.get("stopReason"), "output": actual.get("output"), "d": "diagnostic" in actual}
+        if seen != {"stopReason": stop, "output": expected["output"], "d": row["diagnostic"]}:
+            judge(spec, scenario, expected, actual, outcome=outcome(adapter))
+
+    for scenario in _vector_runs(stop):
+        settle(scenario)
+
+    @share(len(_STOPS))
+    @given(scenario=_situations(spec)[stop])
+    def check(scenario: Json) -> None:
+        settle(scenario)
 
     check()
 
@@ -183,22 +275,40 @@ def test_only_the_latest_permission_fact_follows_the_failure_line(adapter: Adapt
     check()
 
 
+def _trigger_events(spec: Spec, row: Json) -> st.SearchStrategy[Json]:
+    """The event that fires a permission_facts row's trigger: its callback, or (answer null) the
+    SDK message it is, with any of that message's fields."""
+    if row["answer"] is not None:
+        return st.just({"callback": row["trigger"]})
+    assert row["trigger"] == NATIVE_DENIAL, f"no event fires trigger {row['trigger']!r}"
+    return native_denials().map(_msg)
+
+
+_FACTS = row_params(_SPEC, "claude-code", "permission_facts")
+
+
 @requirement("CC-025", "CC-026")
-def test_bypass_mode_records_no_tool_permission_callback(adapter: Adapter, claim: Claim, spec: Spec) -> None:
+@pytest.mark.parametrize("row", _FACTS)
+def test_bypass_mode_records_no_tool_permission_callback(adapter: Adapter, claim: Claim, spec: Spec, row: Json) -> None:
     """In bypassPermissions no tool-permission callback is installed, so canUseTool never becomes
-    the fact; elicitation, dialog and native denials still do."""
+    the fact; elicitation, dialog and native denials still do. One stratum per trigger of table
+    permission_facts: that trigger is the last one before the failure, after any others."""
     _claude(claim)
     t = tables(spec)
     [mode] = [m for m in t.modes if m not in t.facts["canUseTool"]["modes"]]
     failure = st.one_of(error_results(spec).map(_msg), st.just(_msg({"type": "result", "subtype": "success"})))
-    run = st.builds(lambda b, f: [*b, f], st.lists(permission_events(spec), min_size=1, max_size=4), failure)
+    before = st.lists(permission_events(spec), max_size=3)
+    run = st.builds(lambda b, trigger, f: [*b, trigger, f], before, _trigger_events(spec, row), failure)
 
+    @share(len(_FACTS))
     @given(events=run, exception=st.booleans())
     def check(events: list[Json], exception: bool) -> None:
         scenario: Json = {"mode": mode, "events": events}
         if exception:
             scenario["events"] = events[:-1]
             scenario["exception"] = {"message": "boom"}
+        fact = decide(spec, scenario).fact
+        assert (fact is not None and fact["trigger"] == row["trigger"]) == (mode in row["modes"]), "the stratum's run"
         check_answer(adapter, spec, scenario)
 
     check()

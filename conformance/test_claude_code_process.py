@@ -20,7 +20,7 @@ from conformance.areas.results.strategies import expected_rendering
 from conformance.harness.adapter import Adapter
 from conformance.plugin import contract
 from conformance.process.ahead import Played, plays
-from conformance.process.checks import canary_site_problems, check_runs, transcript
+from conformance.process.checks import canary_site_problems, check_runs, check_stages, transcript
 from conformance.process.claude_code import (
     BYPASS,
     CONTROL_SUBTYPES,
@@ -244,6 +244,44 @@ def test_the_cli_gets_its_run_settings(adapter: Adapter, claim: Claim, played: P
             expect(("CC-044",), "run_claude_code", {"runs": [run.run]}, want, got, sections=sections)
 
     played(check)
+
+
+# --------------------------------------------------------------------------- stages of the rejections
+
+
+def _rejected_stages(scenario: Scenario) -> set[str]:
+    """The stages of the failure lines the scenario's start() and dispose() rejections show."""
+    start, found = scenario.expect["start"], set()
+    if isinstance(start, dict):
+        found |= {start["rejected"][k]["stage"] for k in ("startup", "teardown") if k in start["rejected"]}
+    found |= {d["rejected"]["stage"] for d in scenario.expect.get("dispose", []) if isinstance(d, dict)}
+    return found
+
+
+def _staged_params() -> list[Any]:
+    """One parameter per scenario whose start() or dispose() rejects, marked as reaching the row of
+    table stages of each stage its rejections show."""
+    stages = [r["stage"] for r in _SPEC.table(PRODUCT, "stages").rows]
+    return [
+        pytest.param(
+            s,
+            id=s.name,
+            marks=pytest.mark.reaches(f"{PRODUCT}.stages", *sorted(stages.index(x) for x in _rejected_stages(s))),
+        )
+        for s in product_scenarios(_SPEC, PRODUCT)
+        if _rejected_stages(s)
+    ]
+
+
+@requirement("CC-002")
+@pytest.mark.parametrize("scenario", _staged_params())
+@plays(PRODUCT, _one_scenario)
+def test_rejection_names_the_stage(claim: Claim, played: Played, scenario: Scenario) -> None:
+    """Each scenario whose start() or dispose() rejects, at the stages only rejections show (the
+    others: test_failure_line_names_the_stage of the claude_code tier): each line names the stage
+    the spec renders, with a category of its row. Only that is judged here; check_runs blames the rest."""
+    _driver(claim)
+    played(lambda planned, outcomes: check_stages(_SPEC, planned, outcomes, ("CC-002",)))
 
 
 # --------------------------------------------------------------------------- redaction coverage

@@ -44,7 +44,9 @@ class ClaudeDiagnosis:
         row = decide(self.spec, scenario).row
         out: list[str] = []
         stop_differs = expected["stopReason"] != actual.get("stopReason")
-        if stop_differs:
+        if stop_differs and actual.get("stopReason") not in tables(self.spec).stop_reasons:
+            out.append("CC-003")  # a stop reason no situation of table stop_reasons settles with
+        elif stop_differs:
             out += self.stop_rules(row, expected, actual)
         elif expected.get("output") != actual.get("output"):
             out += self.output_rules(scenario, expected)
@@ -117,12 +119,23 @@ class ClaudeDiagnosis:
             return ["CC-027", "DIA-012"]
         if f.aspect == "permission-count":
             return ["CC-025", "CC-027", "DIA-013"]
+        t = tables(self.spec)
+        bypass = scenario["mode"] not in t.facts["canUseTool"]["modes"]
         if f.expected is None:
-            bypass = [m for m in tables(self.spec).modes if m not in tables(self.spec).facts["canUseTool"]["modes"]]
-            return ["CC-026"] if scenario["mode"] in bypass else ["CC-027"]
+            return ["CC-026"] if bypass else ["CC-027"]
+        if bypass and self.trigger_of(f.actual) != self.trigger_of(f.expected):
+            return ["CC-026"]  # a canUseTool fact recorded, or a trigger that fires in every mode lost
         if f.actual is None:
             return ["CC-025"]
         return ["CC-025", "DIA-013"]
+
+    def trigger_of(self, line: str | None) -> str | None:
+        """The permission_facts trigger whose line (its request, decision and reason) ``line`` is."""
+        for trigger, row in tables(self.spec).facts.items():
+            tail = f"; request: {row['request']}; decision: {row['decision']}): {row['reason']}"
+            if line is not None and line.endswith(tail):
+                return str(trigger)
+        return None
 
     def exception_decided(self, scenario: Json) -> bool:
         """Whether the adapter gets the scenario right once the exception that followed its failed
