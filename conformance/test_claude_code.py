@@ -26,6 +26,7 @@ from conformance.areas.claude_code.strategies import (
     permission_events,
     result_messages,
     scenarios,
+    situations,
     strict_successes,
     whitespace_text,
 )
@@ -142,23 +143,6 @@ def test_failure_line_names_the_stage(adapter: Adapter, claim: Claim, spec: Spec
 _STOPS = row_params(_SPEC, "claude-code", "stop_reasons")
 
 
-def _situations(spec: Spec) -> dict[str, st.SearchStrategy[Json]]:
-    """Runs drawn to end in each situation of table stop_reasons, by the row's stop reason."""
-    success = strict_successes(spec).map(_msg)
-    others = st.lists(st.one_of(messages, permission_events(spec), success), max_size=4)
-    completed = st.fixed_dictionaries(
-        {
-            "mode": st.sampled_from(tables(spec).modes),
-            "events": st.builds(lambda b, last: [*b, last], others, success),
-            "cancelled": st.just(False),
-        },
-        optional={"outcome": st.one_of(st.none(), outcomes(spec))},
-    )
-    ending_in_error = st.builds(lambda b, last: [*b, _msg(last)], events(spec), error_results(spec))
-    failed = scenarios(spec, event_lists=ending_in_error, cancelled=st.just(False))  # a failing result decides
-    return {"completed": completed, "error": failed, "aborted": scenarios(spec, cancelled=st.just(True))}
-
-
 def _vector_runs(stop_reason: str) -> list[Json]:
     """The vectors' runs that end in the situation of ``stop_reason``; for aborted, every vector's
     run cancelled as well (local cancellation wins whether the stream succeeded or failed)."""
@@ -189,7 +173,7 @@ def test_each_situation_settles_with_its_stop_reason(adapter: Adapter, claim: Cl
         settle(scenario)
 
     @share(len(_STOPS))
-    @given(scenario=_situations(spec)[stop])
+    @given(scenario=situations(spec)[stop])
     def check(scenario: Json) -> None:
         settle(scenario)
 

@@ -279,3 +279,28 @@ def scenarios(
     else:
         required["cancelled"] = cancelled
     return st.fixed_dictionaries(required, optional=optional)
+
+
+def situations(spec: Any) -> dict[str, st.SearchStrategy[Json]]:
+    """Runs drawn to end in each situation of table stop_reasons, by the row's stop reason: a
+    strict success last, a failing result last, or any run cancelled."""
+    success = strict_successes(spec).map(lambda m: {"message": m})
+    others = st.lists(
+        st.one_of(
+            st.builds(lambda m: {"message": m}, st.one_of(other_messages(), native_denials())),
+            permission_events(spec),
+            success,
+        ),
+        max_size=4,
+    )
+    completed = st.fixed_dictionaries(
+        {
+            "mode": st.sampled_from(tables(spec).modes),
+            "events": st.builds(lambda b, last: [*b, last], others, success),
+            "cancelled": st.just(False),
+        },
+        optional={"outcome": st.one_of(st.none(), outcomes(spec))},
+    )
+    ending_in_error = st.builds(lambda b, last: [*b, {"message": last}], events(spec), error_results(spec))
+    failed = scenarios(spec, event_lists=ending_in_error, cancelled=st.just(False))  # a failing result decides
+    return {"completed": completed, "error": failed, "aborted": scenarios(spec, cancelled=st.just(True))}
