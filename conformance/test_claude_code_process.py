@@ -249,15 +249,6 @@ def test_the_cli_gets_its_run_settings(adapter: Adapter, claim: Claim, played: P
 # --------------------------------------------------------------------------- stages of the rejections
 
 
-def _rejected_stages(scenario: Scenario) -> set[str]:
-    """The stages of the failure lines the scenario's start() and dispose() rejections show."""
-    start, found = scenario.expect["start"], set()
-    if isinstance(start, dict):
-        found |= {start["rejected"][k]["stage"] for k in ("startup", "teardown") if k in start["rejected"]}
-    found |= {d["rejected"]["stage"] for d in scenario.expect.get("dispose", []) if isinstance(d, dict)}
-    return found
-
-
 def _staged_params() -> list[Any]:
     """One parameter per scenario whose start() or dispose() rejects, marked as reaching the row of
     table stages of each stage its rejections show."""
@@ -266,10 +257,10 @@ def _staged_params() -> list[Any]:
         pytest.param(
             s,
             id=s.name,
-            marks=pytest.mark.reaches(f"{PRODUCT}.stages", *sorted(stages.index(x) for x in _rejected_stages(s))),
+            marks=pytest.mark.reaches(f"{PRODUCT}.stages", *sorted(stages.index(x) for x in s.rejected_stages)),
         )
         for s in product_scenarios(_SPEC, PRODUCT)
-        if _rejected_stages(s)
+        if s.rejected_stages
     ]
 
 

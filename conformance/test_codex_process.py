@@ -107,18 +107,9 @@ def test_every_mode_in_one_call(claim: Claim, played: Played) -> None:
     played(lambda planned, outcomes: check_runs(_SPEC, planned, outcomes, overlap=True))
 
 
-def _rejected_stages(scenario: Scenario) -> set[str]:
-    """The stages of the failure lines the scenario's start() and dispose() rejections show."""
-    start, found = scenario.expect["start"], set()
-    if isinstance(start, dict):
-        found |= {start["rejected"][k]["stage"] for k in ("startup", "teardown") if k in start["rejected"]}
-    found |= {d["rejected"]["stage"] for d in scenario.expect.get("dispose", []) if isinstance(d, dict)}
-    return found
-
-
 def _staged(spec: Spec, stage: str) -> Scenario:
     """The first scenario (in the file's order) whose start() or dispose() rejects at ``stage``."""
-    found = [s for s in product_scenarios(spec, PRODUCT) if stage in _rejected_stages(s)]
+    found = [s for s in product_scenarios(spec, PRODUCT) if stage in s.rejected_stages]
     assert found, f"no {PRODUCT} scenario rejects start() or dispose() at stage {stage}"
     return found[0]
 

@@ -43,6 +43,15 @@ class Scenario:
     batch: str | None = None  # scenarios sharing a batch also run together in one call
     row: int | None = None  # the row of table ``for_each_row`` a template was expanded for
 
+    @property
+    def rejected_stages(self) -> set[str]:
+        """The stages of the failure lines the scenario's start() and dispose() rejections show."""
+        start, found = self.expect["start"], set()
+        if isinstance(start, dict):
+            found |= {start["rejected"][k]["stage"] for k in ("startup", "teardown") if k in start["rejected"]}
+        found |= {d["rejected"]["stage"] for d in self.expect.get("dispose", []) if isinstance(d, dict)}
+        return found
+
 
 def load_scenarios(spec: Spec, file: Path) -> list[Scenario]:
     """Every scenario of ``file``; raises SpecError naming each problem's file:line: field."""
