@@ -30,7 +30,7 @@ from conformance.areas.claude_code.strategies import (
     strict_successes,
     whitespace_text,
 )
-from conformance.areas.diagnostic.text_blame import line_stages
+from conformance.areas.diagnostic.text_blame import misstaged
 from conformance.harness.adapter import Adapter
 from conformance.plugin import contract
 from conformance.spec import Spec
@@ -107,10 +107,12 @@ def test_any_run_follows_the_classification_table(adapter: Adapter, claim: Claim
     check()
 
 
+_VECTOR_RUNS = [v["scenario"] for v in _SPEC.table("claude-code", "outcome_vectors").rows]
+
+
 def _staged_runs(stage: str) -> list[Json]:
     """The vectors' runs that fail at ``stage`` (the stage of the classification row deciding them)."""
-    runs = [v["scenario"] for v in _SPEC.table("claude-code", "outcome_vectors").rows]
-    return [run for run in runs if decide(_SPEC, run).row.get("stage") == stage]
+    return [run for run in _VECTOR_RUNS if decide(_SPEC, run).row.get("stage") == stage]
 
 
 @requirement("CC-002", "CC-035")
@@ -127,9 +129,8 @@ def test_failure_line_names_the_stage(adapter: Adapter, claim: Claim, spec: Spec
     assert runs, f"no vector fails at stage {row['stage']}"
     for scenario in runs:
         actual = adapter.call("claude_code_outcome", scenario)
-        lines = line_stages(str(actual.get("diagnostic", "")))
-        if lines and lines[0] is not None and (lines[0][0] != row["stage"] or lines[0][1] not in row["categories"]):
-            stage, category = lines[0]
+        if (found := misstaged(str(actual.get("diagnostic", "")), row["stage"], row["categories"])) is not None:
+            stage, category = found
             raise Violation(
                 ["CC-035"] if stage in diagnosis(spec).startup_stages else ["CC-002"],
                 operation="claude_code_outcome",
@@ -146,9 +147,7 @@ _STOPS = row_params(_SPEC, "claude-code", "stop_reasons")
 def _vector_runs(stop_reason: str) -> list[Json]:
     """The vectors' runs that end in the situation of ``stop_reason``; for aborted, every vector's
     run cancelled as well (local cancellation wins whether the stream succeeded or failed)."""
-    runs = [v["scenario"] for v in _SPEC.table("claude-code", "outcome_vectors").rows]
-    if stop_reason == "aborted":
-        runs = [{**run, "cancelled": True} for run in runs]
+    runs = [{**run, "cancelled": True} for run in _VECTOR_RUNS] if stop_reason == "aborted" else _VECTOR_RUNS
     return [run for run in runs if decide(_SPEC, run).row["stop_reason"] == stop_reason]
 
 

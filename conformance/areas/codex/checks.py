@@ -20,7 +20,7 @@ from conformance.areas.codex.oracle import CodexOracle
 from conformance.areas.codex.scenarios import failed_turn, response, scenario, terminal, turn_error
 from conformance.areas.codex.stderr_blame import split_stderr_rule
 from conformance.areas.diagnostic.grammar import Matcher, roots
-from conformance.areas.diagnostic.text_blame import as_vector, line_stages
+from conformance.areas.diagnostic.text_blame import as_vector, misstaged
 from conformance.spec import Spec
 from conformance.verdict.blame import Violation
 
@@ -67,15 +67,14 @@ class CodexChecks:
         table stages). Only that is judged here: an answer without a failure line, or the line's
         other fields, are the other checks' to blame."""
         answer = outcome(request)
-        lines = line_stages(str(answer.get("diagnostic", "")))
-        if lines and lines[0] is not None and (lines[0][0] != stage or lines[0][1] not in categories):
+        if (found := misstaged(str(answer.get("diagnostic", "")), stage, categories)) is not None:
             raise Violation(
                 ["CDX-010"],
                 operation="codex_outcome",
                 input=request,
                 expected=f"a failure line of stage {stage} with one of the categories {', '.join(categories)}",
                 actual=answer,
-                detail=f"the failure line names stage {lines[0][0]!r} and category {lines[0][1]!r}",
+                detail=f"the failure line names stage {found[0]!r} and category {found[1]!r}",
             )
 
     def check_grammar(self, request: Json, answer: Json, outcome: Outcome | None = None) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +60,16 @@ def line_stages(text: str) -> list[tuple[str | None, str | None] | None]:
         fields = fields_of(match.group(0))
         out.append(None if fields is None else (dict(fields).get("stage"), dict(fields).get("category")))
     return out
+
+
+def misstaged(text: str, stage: str, categories: Collection[str]) -> tuple[str | None, str | None] | None:
+    """The (stage, category) of the first failure line of ``text`` when it is not ``stage`` with
+    one of ``categories`` (that stage's row of table stages); None when it is, or when ``text``
+    has no failure line (which other rules judge)."""
+    lines = line_stages(text)
+    if not lines or lines[0] is None or (lines[0][0] == stage and lines[0][1] in categories):
+        return None
+    return lines[0]
 
 
 def line_findings(expected: str, actual: str) -> list[Finding]:
