@@ -137,10 +137,10 @@ def test_a_restart_that_hangs_at_describe_is_not_restarted_again(
     describe), later calls fail at once instead of each waiting out another describe_timeout."""
     starts = tmp_path / "starts"
     monkeypatch.setenv("STARTS", str(starts))
-    limits = _limits(pure_call_timeout=0.3, describe_timeout=0.3)
-    adapter = ExecAdapter(_command(tmp_path, HANGS_AFTER_ITS_FIRST_START), SPEC, limits)
+    adapter = ExecAdapter(_command(tmp_path, HANGS_AFTER_ITS_FIRST_START), SPEC, _limits(pure_call_timeout=0.3))
     try:
-        adapter.describe()
+        adapter.describe()  # at the row's describe_timeout: a busy machine may start Python slowly
+        adapter.limits = dataclasses.replace(adapter.limits, describe_timeout=0.3)  # only the restart's is waited out
         failures = []
         for op in ("bound_diagnostic", "bound_diagnostic", "bound_diagnostic"):
             with pytest.raises(ExecFailure) as caught:
@@ -148,7 +148,9 @@ def test_a_restart_that_hangs_at_describe_is_not_restarted_again(
             failures.append(caught.value)
     finally:
         adapter.close()
-    assert starts.read_text().splitlines() == ["start", "start"], "the adapter was restarted after its restart hung"
+    # The restarted process may be killed at its 0.3 s deadline before it writes its line; that a
+    # restart was asked to describe itself, and that no third one was, the messages below show.
+    assert starts.read_text().splitlines() in (["start"], ["start", "start"]), "restarted after its restart hung"
     assert [f.requirements for f in failures] == [("ADP-018",)] * 3
     assert "bound_diagnostic: no answer within 0.3 s" in str(failures[0])
     assert "describe: no answer within 0.3 s" in str(failures[1]) and failures[1].hung is not None

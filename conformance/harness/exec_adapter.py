@@ -152,9 +152,11 @@ class ExecAdapter:
         return process
 
     def _read_tail(self, stream: IO[bytes], tail: bytearray) -> None:
-        while chunk := stream.read1(65536):  # type: ignore[attr-defined]
-            tail.extend(chunk)
-            del tail[: max(0, len(tail) - self.limits.stderr_tail)]
+        """Keep the end of stderr; closed here at its end, the one pipe no kill closes."""
+        with stream:
+            while chunk := stream.read1(65536):  # type: ignore[attr-defined]
+                tail.extend(chunk)
+                del tail[: max(0, len(tail) - self.limits.stderr_tail)]
 
     def _kill_group(self, process: _Process) -> list[Survivor]:
         """Kill the adapter's group and all below it (processes.kill_tree); close its pipes;
